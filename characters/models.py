@@ -1,0 +1,182 @@
+"""Chronicles, their sessions, characters and their sheets.
+
+A character's sheet (Traits, Negative Traits, Abilities) is permanent; what she
+loses in an evening is recorded per session in ``challenges.TraitLoss`` so that
+starting a new session restores every Trait while the last one keeps its history.
+"""
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from challenges.rules import Category, HealthLevel
+
+
+class Chronicle(models.Model):
+    """An ongoing game (a LARP campaign) with its characters, narrators and ruleset."""
+
+    class Ruleset(models.TextChoices):
+        MET_CLASSIC = "met_classic", "Mind's Eye Theatre (classic)"
+
+    name = models.CharField(max_length=200, unique=True)
+    ruleset = models.CharField(
+        max_length=20, choices=Ruleset.choices, default=Ruleset.MET_CLASSIC
+    )
+    narrators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="narrated_chronicles"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def open_session(self) -> "GameSession | None":
+        """The session being played now, or None between evenings."""
+        return self.sessions.filter(ended_at__isnull=True).first()
+
+    def is_narrator(self, user) -> bool:
+        """True if ``user`` may referee this chronicle (its narrators, and superusers)."""
+        if not user.is_authenticated:
+            return False
+        return user.is_superuser or self.narrators.filter(pk=user.pk).exists()
+
+
+class GameSession(models.Model):
+    """One evening (one story) of a chronicle.
+
+    Lost Traits and wounds are kept per session; at most one session of a
+    chronicle is open at a time. ``time_out`` freezes all play in it.
+    """
+
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="sessions")
+    name = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    time_out = models.BooleanField(default=False)
+    time_out_since = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "session"
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["chronicle"],
+                condition=Q(ended_at__isnull=True),
+                name="one_open_session_per_chronicle",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chronicle}: {self.name or self.started_at:%Y-%m-%d}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_at is None
+
+
+class Character(models.Model):
+    """A character of a chronicle, played by one user (or kept by the narrators)."""
+
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="characters")
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="characters",
+    )
+    name = models.CharField(max_length=200)
+    concept = models.CharField(max_length=200, blank=True)
+    health = models.PositiveSmallIntegerField(
+        "health at the start of a session",
+        choices=[(level.value, level.label) for level in HealthLevel],
+        default=HealthLevel.HEALTHY,
+        help_text="Wounds that last past an evening (aggravated wounds) are set here.",
+    )
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["chronicle", "name"], name="unique_character_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+CATEGORY_CHOICES = [(c.value, c.value.title()) for c in Category]
+
+
+class Trait(models.Model):
+    """An adjective on a sheet (Physical *Ferocious*), held ``count`` times (*Quick* ×3).
+
+    Negative Traits are flaws an opponent can name; they are never bid.
+    """
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="traits")
+    name = models.CharField(max_length=100)
+    category = models.CharField(max_length=10, choices=CATEGORY_CHOICES)
+    count = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    negative = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["category", "negative", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["character", "name", "category", "negative"], name="unique_trait"
+            ),
+            models.CheckConstraint(condition=Q(count__gte=1), name="trait_count_at_least_1"),
+            models.CheckConstraint(
+                condition=Q(category__in=[c.value for c in Category]),
+                name="trait_category_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        suffix = f" ×{self.count}" if self.count > 1 else ""
+        return f"{self.name}{suffix}"
+
+
+class Ability(models.Model):
+    """A skill (*Brawl*, *Occult*) with a rating; never bid or lost."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="abilities")
+    name = models.CharField(max_length=100)
+    rating = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+
+    class Meta:
+        verbose_name_plural = "abilities"
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "name"], name="unique_ability"),
+            models.CheckConstraint(condition=Q(rating__gte=1), name="ability_rating_at_least_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.rating}" if self.rating > 1 else self.name
+
+
+class Presence(models.Model):
+    """A character present at a session, with her health level for the evening."""
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="presences")
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="presences")
+    health = models.PositiveSmallIntegerField(
+        choices=[(level.value, level.label) for level in HealthLevel],
+        default=HealthLevel.HEALTHY,
+    )
+    arrived_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "presences"
+        constraints = [
+            models.UniqueConstraint(fields=["session", "character"], name="unique_presence")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.character} at {self.session}"
