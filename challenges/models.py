@@ -83,6 +83,8 @@ class Test(models.Model):
     In static challenges and simple tests the defender's throw is the narrator's.
     """
 
+    __test__ = False  # not a pytest test class
+
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="tests")
     number = models.PositiveSmallIntegerField()
     challenger_throw = models.CharField(max_length=10, choices=_choices(Throw), blank=True)
@@ -158,3 +160,6 @@ class ClientAction(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["user", "msg_id"], name="unique_client_action")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.msg_id}"

@@ -20,9 +20,7 @@ class Chronicle(models.Model):
         MET_CLASSIC = "met_classic", "Mind's Eye Theatre (classic)"
 
     name = models.CharField(max_length=200, unique=True)
-    ruleset = models.CharField(
-        max_length=20, choices=Ruleset.choices, default=Ruleset.MET_CLASSIC
-    )
+    ruleset = models.CharField(max_length=20, choices=Ruleset.choices, default=Ruleset.MET_CLASSIC)
     narrators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="narrated_chronicles"
     )
@@ -71,7 +69,8 @@ class GameSession(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.chronicle}: {self.name or self.started_at:%Y-%m-%d}"
+        when = self.name or (f"{self.started_at:%Y-%m-%d}" if self.started_at else "new")
+        return f"{self.chronicle}: {when}"
 
     @property
     def is_open(self) -> bool:
@@ -94,7 +93,7 @@ class Character(models.Model):
     health = models.PositiveSmallIntegerField(
         "health at the start of a session",
         choices=[(level.value, level.label) for level in HealthLevel],
-        default=HealthLevel.HEALTHY,
+        default=HealthLevel.HEALTHY.value,
         help_text="Wounds that last past an evening (aggravated wounds) are set here.",
     )
     notes = models.TextField(blank=True)
@@ -168,7 +167,7 @@ class Presence(models.Model):
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="presences")
     health = models.PositiveSmallIntegerField(
         choices=[(level.value, level.label) for level in HealthLevel],
-        default=HealthLevel.HEALTHY,
+        default=HealthLevel.HEALTHY.value,
     )
     arrived_at = models.DateTimeField(auto_now_add=True)
 
