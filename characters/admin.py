@@ -1,0 +1,260 @@
+"""Admin for chronicles, sheets and sessions: where narrators prepare an evening.
+
+A whole sheet (Traits, Negative Traits, Abilities) is edited on the character's
+page. Nonsense is refused with a form error, not an IntegrityError: a Trait
+without a category or with a count below 1 (model validators), and a name twice
+on one sheet (the formsets below). Sessions are started by the chronicle action,
+which ends the open one, so lost Traits come back; time out is the dashboard's.
+"""
+
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
+from django.forms.models import BaseInlineFormSet, ModelForm
+from django.urls import reverse
+from django.utils.html import format_html
+
+from challenges.rules import Category
+from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
+from characters.services import session_start
+
+
+class UniqueNameFormSet(BaseInlineFormSet):
+    """Refuse the same name twice on one sheet (any case, any category).
+
+    A Trait held several times is one line with a count (*Quick* ×3), never
+    two lines; the database would only refuse exact duplicates, and too late.
+    """
+
+    what = "name"
+
+    def clean(self):
+        # Before super(): its exact-duplicate check would hide this clearer message.
+        seen: dict[str, str] = {}
+        for form in self.forms:
+            if not hasattr(form, "cleaned_data") or self._should_delete_form(form):
+                continue
+            name = (form.cleaned_data.get("name") or "").strip()
+            if not name:
+                continue
+            key = name.casefold()
+            if key in seen:
+                form.add_error("name", f"{name} is already on this sheet.")
+                raise ValidationError(
+                    f"{self.what} {seen[key]} appears twice on this sheet; "
+                    "keep one line (and raise its count)."
+                )
+            seen[key] = name
+        super().clean()
+
+
+class TraitFormSet(UniqueNameFormSet):
+    """Traits of one sheet: unique names; counts and categories are checked per form."""
+
+    what = "Trait"
+
+
+class AbilityFormSet(UniqueNameFormSet):
+    """Abilities of one sheet: unique names."""
+
+    what = "Ability"
+
+
+class TraitInline(admin.TabularInline):
+    """Traits and Negative Traits of a sheet, one line each with its count."""
+
+    model = Trait
+    formset = TraitFormSet
+    fields = ["name", "category", "count", "negative"]
+    extra = 1
+
+
+class AbilityInline(admin.TabularInline):
+    """Abilities of a sheet with their ratings."""
+
+    model = Ability
+    formset = AbilityFormSet
+    fields = ["name", "rating"]
+    extra = 1
+
+
+def _category_total(category: Category) -> Coalesce:
+    # A subquery, not Sum("traits__count"): searching by Trait name joins the
+    # Traits again and would multiply a joined sum.
+    traits = Trait.objects.filter(character=OuterRef("pk"), category=category, negative=False)
+    total = traits.values("character").annotate(total=Sum("count")).values("total")
+    return Coalesce(Subquery(total), 0)
+
+
+@admin.register(Character)
+class CharacterAdmin(admin.ModelAdmin):
+    """Characters by chronicle and player; the whole sheet on one page."""
+
+    list_display = ["name", "chronicle", "player", "physical", "social", "mental", "health"]
+    list_filter = ["chronicle", "player"]
+    list_select_related = ["chronicle", "player"]
+    search_fields = ["name", "concept", "player__username", "traits__name"]
+    fields = ["chronicle", "name", "player", "concept", "health", "notes"]
+    inlines = [TraitInline, AbilityInline]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                physical_total=_category_total(Category.PHYSICAL),
+                social_total=_category_total(Category.SOCIAL),
+                mental_total=_category_total(Category.MENTAL),
+            )
+        )
+
+    @admin.display(description="Physical", ordering="physical_total")
+    def physical(self, obj: Character) -> int:
+        return obj.physical_total
+
+    @admin.display(description="Social", ordering="social_total")
+    def social(self, obj: Character) -> int:
+        return obj.social_total
+
+    @admin.display(description="Mental", ordering="mental_total")
+    def mental(self, obj: Character) -> int:
+        return obj.mental_total
+
+
+class SessionInline(admin.TabularInline):
+    """The chronicle's sessions, newest first; new ones come from the action."""
+
+    model = GameSession
+    fields = ["name", "started_at", "ended_at", "time_out"]
+    readonly_fields = ["started_at", "ended_at", "time_out"]
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Chronicle)
+class ChronicleAdmin(admin.ModelAdmin):
+    """Chronicles with their narrators and ruleset; starts new sessions."""
+
+    list_display = ["name", "ruleset", "open_session_link", "characters_count"]
+    search_fields = ["name"]
+    filter_horizontal = ["narrators"]
+    inlines = [SessionInline]
+    actions = ["start_new_session"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(characters_total=Count("characters"))
+
+    @admin.display(description="open session")
+    def open_session_link(self, obj: Chronicle) -> str:
+        session = obj.open_session()
+        if session is None:
+            return "—"
+        url = reverse("admin:characters_gamesession_change", args=[session.pk])
+        label = session.name or f"started {session.started_at:%Y-%m-%d %H:%M}"
+        return format_html('<a href="{}">{}</a>', url, label)
+
+    @admin.display(description="characters", ordering="characters_total")
+    def characters_count(self, obj: Chronicle) -> int:
+        return obj.characters_total
+
+    @admin.action(description="Start a new session", permissions=["change"])
+    def start_new_session(self, request, queryset) -> None:
+        """End each selected chronicle's open session and open a new one: every
+        lost Trait is restored, the old session keeps its history."""
+        for chronicle in queryset:
+            session = session_start(chronicle=chronicle)
+            self.message_user(
+                request, f"{chronicle}: new session {session} started.", messages.SUCCESS
+            )
+
+
+class PresenceForm(ModelForm):
+    """A presence whose character belongs to the session's chronicle."""
+
+    class Meta:
+        model = Presence
+        fields = ["session", "character", "health"]
+
+    def clean(self):
+        cleaned = super().clean()
+        session = cleaned.get("session") or getattr(self.instance, "session", None)
+        character = cleaned.get("character")
+        if session and character and character.chronicle_id != session.chronicle_id:
+            raise ValidationError(f"{character} is not a character of {session.chronicle}.")
+        return cleaned
+
+
+class PresenceInline(admin.TabularInline):
+    """Characters present at a session, with their health tonight."""
+
+    model = Presence
+    form = PresenceForm
+    fields = ["character", "health", "arrived_at"]
+    readonly_fields = ["arrived_at"]
+    extra = 0
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        if obj is not None:
+            field = formset.form.base_fields["character"]
+            field.queryset = field.queryset.filter(chronicle_id=obj.chronicle_id)
+        return formset
+
+
+class OpenFilter(admin.SimpleListFilter):
+    """Open (being played) or ended sessions."""
+
+    title = "state"
+    parameter_name = "open"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Open"), ("no", "Ended")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(ended_at__isnull=True)
+        if self.value() == "no":
+            return queryset.filter(ended_at__isnull=False)
+        return queryset
+
+
+@admin.register(GameSession)
+class GameSessionAdmin(admin.ModelAdmin):
+    """Sessions and who is present. Started by the chronicle action; time out
+    belongs to the narrators' dashboard, which tells every phone."""
+
+    list_display = ["__str__", "chronicle", "started_at", "ended_at", "time_out", "present"]
+    list_filter = [OpenFilter, "chronicle", "time_out"]
+    list_select_related = ["chronicle"]
+    search_fields = ["name", "chronicle__name"]
+    fields = ["chronicle", "name", "started_at", "ended_at", "time_out", "time_out_since"]
+    readonly_fields = ["chronicle", "started_at", "ended_at", "time_out", "time_out_since"]
+    date_hierarchy = "started_at"
+    inlines = [PresenceInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(present_total=Count("presences"))
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.display(description="present", ordering="present_total")
+    def present(self, obj: GameSession) -> int:
+        return obj.present_total
+
+
+@admin.register(Presence)
+class PresenceAdmin(admin.ModelAdmin):
+    """Every presence, by session and chronicle."""
+
+    form = PresenceForm
+    list_display = ["character", "session", "health", "arrived_at"]
+    list_filter = ["session__chronicle", "health"]
+    list_select_related = ["character", "session__chronicle"]
+    search_fields = ["character__name", "session__name"]
+    readonly_fields = ["arrived_at"]

@@ -1,0 +1,310 @@
+"""``manage.py demo [--password PW]``: the demo chronicle of the rules' examples.
+
+Creates (once) the users admin and narrator, the players of the examples in
+``seeds/000`` (Helen, Grady, Camille, Ray, Connor, Sir Godfrey, Steps-in-Gum),
+their sheets, the "Demo Chronicle" with an open session and every demo
+character present. Running it again creates nothing twice and leaves edited
+sheets and existing passwords alone.
+"""
+
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from django.db.models import Q
+
+from challenges.rules import Category
+from characters.models import Ability, Character, Chronicle, Trait
+from characters.services import presence_join, session_start
+
+CHRONICLE = "Demo Chronicle"
+SESSION = "Demo evening"
+
+SHEET_MODELS = ["character", "trait", "ability", "presence"]
+
+P, S, M = Category.PHYSICAL, Category.SOCIAL, Category.MENTAL
+
+
+@dataclass(frozen=True)
+class DemoUser:
+    """A demo login: ``username`` and the name shown in the app."""
+
+    username: str
+    first_name: str
+    superuser: bool = False
+    staff: bool = False
+
+
+@dataclass(frozen=True)
+class DemoSheet:
+    """A demo character: Traits as (name, category, count, negative), Abilities
+    as (name, rating)."""
+
+    name: str
+    player: str
+    concept: str
+    traits: list[tuple[str, Category, int, bool]]
+    abilities: list[tuple[str, int]] = field(default_factory=list)
+
+
+USERS = [
+    DemoUser("admin", "Admin", superuser=True, staff=True),
+    DemoUser("narrator", "Narrator", staff=True),
+    DemoUser("helen", "Helen"),
+    DemoUser("grady", "Grady"),
+    DemoUser("camille", "Camille"),
+    DemoUser("ray", "Ray"),
+    DemoUser("connor", "Connor"),
+    DemoUser("godfrey", "Godfrey"),
+    DemoUser("steps", "Steps"),
+]
+
+# seeds/000: Helen (7 Physical) against Grady (5 Physical, Resilient); Ray
+# (Commanding, Persuasive) against Camille (Alluring, not Condescending); Sir
+# Godfrey (15 Physical, Relentless) against Connor (5 Physical); Steps-in-Gum
+# (6 Social) against a spirit of difficulty 4.
+SHEETS = [
+    DemoSheet(
+        "Helen",
+        "helen",
+        "Get of Fenris warrior",
+        [
+            ("Ferocious", P, 2, False),
+            ("Quick", P, 2, False),
+            ("Brawny", P, 1, False),
+            ("Tireless", P, 1, False),
+            ("Resilient", P, 1, False),
+            ("Intimidating", S, 2, False),
+            ("Commanding", S, 1, False),
+            ("Cunning", M, 1, False),
+            ("Alert", M, 1, False),
+            ("Clumsy", P, 1, True),
+        ],
+        [("Brawl", 2), ("Dodge", 1)],
+    ),
+    DemoSheet(
+        "Grady",
+        "grady",
+        "Bone Gnawer scrounger",
+        [
+            ("Resilient", P, 1, False),
+            ("Brawny", P, 1, False),
+            ("Quick", P, 2, False),
+            ("Tough", P, 1, False),
+            ("Friendly", S, 1, False),
+            ("Diplomatic", S, 1, False),
+            ("Alert", M, 1, False),
+            ("Observant", M, 1, False),
+            ("Repugnant", S, 1, True),
+        ],
+        [("Brawl", 1), ("Streetwise", 2)],
+    ),
+    DemoSheet(
+        "Camille",
+        "camille",
+        "Glass Walker socialite",
+        [
+            ("Alluring", S, 2, False),
+            ("Charismatic", S, 1, False),
+            ("Dignified", S, 1, False),
+            ("Elegant", S, 1, False),
+            ("Graceful", P, 1, False),
+            ("Nimble", P, 1, False),
+            ("Quick", P, 1, False),
+            ("Clever", M, 1, False),
+            ("Insightful", M, 2, False),
+            ("Naive", S, 1, True),
+        ],
+        [("Etiquette", 2), ("Computer", 1)],
+    ),
+    DemoSheet(
+        "Ray",
+        "ray",
+        "Shadow Lord schemer",
+        [
+            ("Commanding", S, 1, False),
+            ("Persuasive", S, 1, False),
+            ("Intimidating", S, 2, False),
+            ("Wiry", P, 1, False),
+            ("Quick", P, 1, False),
+            ("Tough", P, 1, False),
+            ("Cunning", M, 2, False),
+            ("Condescending", S, 1, True),
+        ],
+        [("Leadership", 2), ("Intimidation", 1)],
+    ),
+    DemoSheet(
+        "Connor",
+        "connor",
+        "Black Spiral Dancer",
+        [
+            ("Brawny", P, 1, False),
+            ("Ferocious", P, 1, False),
+            ("Quick", P, 1, False),
+            ("Tough", P, 1, False),
+            ("Wiry", P, 1, False),
+            ("Intimidating", S, 1, False),
+            ("Cunning", M, 1, False),
+            ("Bestial", S, 1, True),
+        ],
+        [("Brawl", 2)],
+    ),
+    DemoSheet(
+        "Sir Godfrey",
+        "godfrey",
+        "Silver Fang knight",
+        [
+            ("Relentless", P, 1, False),
+            ("Ferocious", P, 3, False),
+            ("Brawny", P, 3, False),
+            ("Quick", P, 2, False),
+            ("Tireless", P, 2, False),
+            ("Tough", P, 2, False),
+            ("Resilient", P, 1, False),
+            ("Wiry", P, 1, False),
+            ("Commanding", S, 2, False),
+            ("Dignified", S, 2, False),
+            ("Disciplined", M, 2, False),
+            ("Alert", M, 1, False),
+            ("Arrogant", S, 1, True),
+        ],
+        [("Brawl", 3), ("Melee", 2), ("Leadership", 1)],
+    ),
+    DemoSheet(
+        "Steps-in-Gum",
+        "steps",
+        "Uktena mystic",
+        [
+            ("Persuasive", S, 2, False),
+            ("Friendly", S, 1, False),
+            ("Genial", S, 1, False),
+            ("Diplomatic", S, 1, False),
+            ("Eloquent", S, 1, False),
+            ("Nimble", P, 1, False),
+            ("Tireless", P, 2, False),
+            ("Wise", M, 2, False),
+            ("Insightful", M, 2, False),
+            ("Shy", S, 1, True),
+        ],
+        [("Occult", 2), ("Enigmas", 1)],
+    ),
+]
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the demo chronicle, its users, characters and open session. "
+        "Idempotent: a second run creates nothing and keeps edits."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--password",
+            help="Set this password for every demo user. Without it, new users get an "
+            "unusable password (they log in by one-tap link) and others keep theirs.",
+        )
+
+    @transaction.atomic
+    def handle(self, *args, password: str | None = None, **options):
+        users, new_users = ensure_users(password)
+        chronicle, _ = Chronicle.objects.get_or_create(
+            name=CHRONICLE, defaults={"ruleset": Chronicle.Ruleset.MET_CLASSIC}
+        )
+        chronicle.narrators.add(users["narrator"])
+        characters, new_characters = ensure_characters(chronicle, users)
+        session = chronicle.open_session() or session_start(chronicle=chronicle, name=SESSION)
+        for character in characters:
+            presence_join(session=session, character=character)
+        if password:
+            passwords = "password set for all"
+        elif new_users:
+            passwords = "new users log in by one-tap link"
+        else:
+            passwords = "passwords unchanged"
+        self.stdout.write(
+            f"{chronicle}: {len(users)} demo users ({new_users} new), "
+            f"{len(characters)} characters ({new_characters} new), "
+            f"session {session.name or session.pk} open with "
+            f"{session.presences.count()} present; {passwords}."
+        )
+
+
+def ensure_users(password: str | None) -> tuple[dict, int]:
+    """Create the missing demo users and give them their flags and the narrator
+    her permissions. Returns (users by username, how many were created)."""
+    User = get_user_model()
+    users: dict = {}
+    created_count = 0
+    for spec in USERS:
+        user, created = User.objects.get_or_create(
+            username=spec.username,
+            defaults={
+                "first_name": spec.first_name,
+                "is_staff": spec.staff,
+                "is_superuser": spec.superuser,
+            },
+        )
+        changed = created
+        if created:
+            user.set_unusable_password()
+            created_count += 1
+        for flag, wanted in [
+            ("is_active", True),
+            ("is_staff", spec.staff or user.is_staff),
+            ("is_superuser", spec.superuser or user.is_superuser),
+        ]:
+            if getattr(user, flag) != wanted:
+                setattr(user, flag, wanted)
+                changed = True
+        # Setting the same password again would change its hash and so
+        # invalidate every one-tap link already handed out.
+        if password and not user.check_password(password):
+            user.set_password(password)
+            changed = True
+        if changed:
+            user.save()
+        users[spec.username] = user
+    users["narrator"].user_permissions.add(*narrator_permissions())
+    return users, created_count
+
+
+def narrator_permissions():
+    """View everything about challenges and sessions; edit sheets and presences."""
+    edit = [f"{action}_{model}" for action in ("add", "change") for model in SHEET_MODELS]
+    return Permission.objects.filter(
+        Q(content_type__app_label__in=["challenges", "characters"], codename__startswith="view_")
+        | Q(content_type__app_label="characters", codename__in=edit)
+    )
+
+
+def ensure_characters(chronicle: Chronicle, users: dict) -> tuple[list[Character], int]:
+    """Create the missing demo characters with their sheets; an existing
+    character's sheet is left as it is. Returns (characters, how many were new)."""
+    characters = []
+    created_count = 0
+    for sheet in SHEETS:
+        character, created = Character.objects.get_or_create(
+            chronicle=chronicle,
+            name=sheet.name,
+            defaults={"player": users[sheet.player], "concept": sheet.concept},
+        )
+        if created:
+            created_count += 1
+            Trait.objects.bulk_create(
+                Trait(
+                    character=character,
+                    name=name,
+                    category=category.value,
+                    count=count,
+                    negative=negative,
+                )
+                for name, category, count, negative in sheet.traits
+            )
+            Ability.objects.bulk_create(
+                Ability(character=character, name=name, rating=rating)
+                for name, rating in sheet.abilities
+            )
+        characters.append(character)
+    return characters, created_count

@@ -1,0 +1,98 @@
+"""``manage.py evening [--host 0.0.0.0] [--port 8000] [--no-serve]``: run an evening.
+
+Migrates, collects static files, makes sure the demo data exists, prints the
+app's address on the LAN with a one-tap login link and QR code for every demo
+user, then serves the ASGI app (HTTP and websockets) with daphne.
+"""
+
+import io
+import socket
+
+import qrcode
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+from django.urls import reverse
+from sesame.utils import get_query_string
+
+from characters.management.commands.demo import USERS
+
+UNSPECIFIED_HOSTS = {"", "0.0.0.0", "::"}
+
+
+def lan_address() -> str:
+    """This machine's address on the LAN, or 127.0.0.1 if there is none.
+
+    Connecting a UDP socket only picks the outgoing interface; no packet is
+    sent. 192.0.2.1 is TEST-NET-1 (RFC 5737), never a real host.
+    """
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.connect(("192.0.2.1", 80))
+            address = sock.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+    return address if address not in UNSPECIFIED_HOSTS else "127.0.0.1"
+
+
+def qr_text(data: str) -> str:
+    """``data`` as a compact QR code of block characters, light on dark."""
+    code = qrcode.QRCode(border=1, error_correction=qrcode.constants.ERROR_CORRECT_L)
+    code.add_data(data)
+    code.make(fit=True)
+    out = io.StringIO()
+    code.print_ascii(out=out, invert=True)
+    return out.getvalue()
+
+
+class Command(BaseCommand):
+    help = (
+        "Migrate, collect static files, ensure the demo data, print one-tap join "
+        "links with QR codes, and serve Narrator on the LAN."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="0.0.0.0", help="Address to bind (0.0.0.0: all).")
+        parser.add_argument("--port", type=int, default=8000, help="Port to serve on.")
+        parser.add_argument(
+            "--no-serve",
+            action="store_true",
+            help="Prepare and print the links, then exit without serving.",
+        )
+
+    def handle(self, *args, host: str, port: int, no_serve: bool, **options):
+        verbosity = options["verbosity"]
+        quiet = max(verbosity - 1, 0)
+        call_command("migrate", interactive=False, verbosity=quiet)
+        call_command("collectstatic", interactive=False, verbosity=quiet)
+        call_command("demo", stdout=self.stdout, verbosity=verbosity)
+
+        public = lan_address() if host in UNSPECIFIED_HOSTS else host
+        base = f"http://{public}:{port}"
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS(f"Narrator: {base}/"))
+        self.stdout.write(f"Narrators' dashboard: {base}{reverse('narrate_index')}")
+        self.stdout.write(f"Admin: {base}{reverse('admin:index')}")
+        join = base + reverse("join")
+        users = get_user_model().objects.filter(username__in=[u.username for u in USERS])
+        by_name = {user.username: user for user in users}
+        for spec in USERS:
+            user = by_name[spec.username]
+            link = join + get_query_string(user, scope="join")
+            self.stdout.write("")
+            self.stdout.write(self.style.MIGRATE_HEADING(f"Join as {spec.username}: {link}"))
+            self.stdout.write(qr_text(link), ending="")
+
+        if no_serve:
+            return
+        self.stdout.write("")
+        self.stdout.write(f"Serving on {host}:{port}; stop with Ctrl-C.")
+        self.stdout.flush()
+        serve(host, port)
+
+
+def serve(host: str, port: int) -> None:
+    """Serve ``narrator.asgi:application`` with daphne until interrupted."""
+    from daphne.cli import CommandLineInterface
+
+    CommandLineInterface().run(["-b", host, "-p", str(port), "narrator.asgi:application"])

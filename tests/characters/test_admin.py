@@ -1,0 +1,309 @@
+"""The admin: every page opens, sheets refuse nonsense with form errors, the
+"Start a new session" action restores lost Traits, history is read-only."""
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+from django.utils import timezone
+
+from challenges.models import Challenge, ClientAction, Event, TraitLoss
+from challenges.models import Test as ChallengeTest
+from challenges.rules import Category, Kind, Outcome, Stage
+from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
+from characters.services import character_sheet, presence_join, session_start
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def chronicle(admin_user):
+    chronicle = Chronicle.objects.create(name="Apocalypse")
+    chronicle.narrators.add(admin_user)
+    return chronicle
+
+
+@pytest.fixture
+def session(chronicle):
+    return session_start(chronicle=chronicle, name="First evening")
+
+
+@pytest.fixture
+def helen(chronicle, session, admin_user):
+    helen = Character.objects.create(chronicle=chronicle, name="Helen", player=admin_user)
+    Trait.objects.create(character=helen, name="Ferocious", category=Category.PHYSICAL, count=2)
+    Trait.objects.create(character=helen, name="Clumsy", category=Category.PHYSICAL, negative=True)
+    Ability.objects.create(character=helen, name="Brawl", rating=2)
+    presence_join(session=session, character=helen)
+    return helen
+
+
+@pytest.fixture
+def grady(chronicle, session):
+    grady = Character.objects.create(chronicle=chronicle, name="Grady")
+    Trait.objects.create(character=grady, name="Resilient", category=Category.PHYSICAL)
+    presence_join(session=session, character=grady)
+    return grady
+
+
+@pytest.fixture
+def lost_resilient(session, helen, grady, admin_user):
+    """Helen beat Grady: he lost Resilient tonight (seeds/000 "Challenges")."""
+    challenge = Challenge.objects.create(
+        session=session,
+        kind=Kind.OPPOSED,
+        challenger=helen,
+        defender=grady,
+        category=Category.PHYSICAL,
+        is_attack=True,
+        stage=Stage.RESOLVED,
+        stage_since=timezone.now(),
+        outcome=Outcome.CHALLENGER_WINS,
+        state={},
+        resolved_at=timezone.now(),
+    )
+    ChallengeTest.objects.create(
+        challenge=challenge, number=1, challenger_throw="rock", defender_throw="rock", tie=True
+    )
+    Event.objects.create(session=session, challenge=challenge, kind="resolved", actor=admin_user)
+    ClientAction.objects.create(user=admin_user, msg_id="m1", action="throw")
+    return TraitLoss.objects.create(
+        session=session,
+        character=grady,
+        trait=grady.traits.get(name="Resilient"),
+        challenge=challenge,
+    )
+
+
+def admin_url(model, view: str, *args) -> str:
+    return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_{view}", args=args)
+
+
+def sheet_post(character: Character, traits: list[dict], abilities: list[dict] = ()) -> dict:
+    """The POST of a character's admin page: her fields, then the whole sheet.
+
+    Rows with an ``id`` are existing lines; the others are new ones.
+    """
+    data = {
+        "chronicle": character.chronicle_id,
+        "name": character.name,
+        "player": character.player_id or "",
+        "concept": character.concept,
+        "health": character.health,
+        "notes": character.notes,
+        "_save": "Save",
+    }
+    for prefix, rows in [("traits", traits), ("abilities", list(abilities))]:
+        data[f"{prefix}-TOTAL_FORMS"] = len(rows)
+        data[f"{prefix}-INITIAL_FORMS"] = sum(1 for row in rows if row.get("id"))
+        data[f"{prefix}-MIN_NUM_FORMS"] = 0
+        data[f"{prefix}-MAX_NUM_FORMS"] = 1000
+        for i, row in enumerate(rows):
+            data[f"{prefix}-{i}-character"] = character.pk or ""
+            for key, value in row.items():
+                if key == "negative" and not value:
+                    continue  # an unchecked box is absent from a POST
+                data[f"{prefix}-{i}-{key}"] = value
+    return data
+
+
+def existing_rows(character: Character) -> list[dict]:
+    return [
+        {
+            "id": t.pk,
+            "name": t.name,
+            "category": t.category,
+            "count": t.count,
+            "negative": "on" if t.negative else "",
+        }
+        for t in character.traits.all()
+    ]
+
+
+def formset_errors(response, prefix: str) -> list:
+    formset = next(
+        f.formset for f in response.context["inline_admin_formsets"] if f.formset.prefix == prefix
+    )
+    return [formset.non_form_errors(), *formset.errors]
+
+
+def test_every_registered_model_has_a_changelist_and_change_page(admin_client, lost_resilient):
+    for model in admin.site._registry:
+        response = admin_client.get(admin_url(model, "changelist"))
+        assert response.status_code == 200, model
+        obj = model._default_manager.first()
+        if obj is not None:
+            response = admin_client.get(admin_url(model, "change", obj.pk))
+            assert response.status_code == 200, model
+
+
+def test_character_page_edits_the_whole_sheet(admin_client, helen):
+    response = admin_client.get(admin_url(Character, "change", helen.pk))
+
+    assert response.status_code == 200
+    assert b"traits-TOTAL_FORMS" in response.content
+    assert b"abilities-TOTAL_FORMS" in response.content
+    assert b"Ferocious" in response.content
+    assert b"Brawl" in response.content
+
+
+def test_character_changelist_totals_traits_by_category(admin_client, helen):
+    response = admin_client.get(admin_url(Character, "changelist"))
+
+    row = response.context["cl"].result_list.get(pk=helen.pk)
+    assert (row.physical_total, row.social_total, row.mental_total) == (2, 0, 0)
+
+
+def test_characters_are_found_by_trait_name_once_with_their_totals(admin_client, helen):
+    Trait.objects.create(character=helen, name="Feral", category=Category.PHYSICAL)
+
+    response = admin_client.get(admin_url(Character, "changelist"), {"q": "fer"})
+
+    rows = list(response.context["cl"].result_list)
+    assert [(row.name, row.physical_total) for row in rows] == [("Helen", 3)]
+
+
+def test_a_sheet_is_saved_with_its_traits_and_abilities(admin_client, helen):
+    rows = [*existing_rows(helen), {"name": "Quick", "category": "physical", "count": 3}]
+    data = sheet_post(helen, rows, [{"name": "Dodge", "rating": 1}])
+
+    response = admin_client.post(admin_url(Character, "change", helen.pk), data)
+
+    assert response.status_code == 302
+    assert helen.traits.get(name="Quick").count == 3
+    assert helen.abilities.filter(name="Dodge").exists()
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"name": "Quick", "category": "physical", "count": 0}, "greater than or equal to 1"),
+        ({"name": "Quick", "category": "", "count": 1}, "This field is required"),
+        ({"name": "Quick", "category": "spiritual", "count": 1}, "Select a valid choice"),
+    ],
+)
+def test_a_nonsense_trait_is_refused_with_a_form_error(admin_client, helen, row, message):
+    before = Trait.objects.count()
+    data = sheet_post(helen, [*existing_rows(helen), row])
+
+    response = admin_client.post(admin_url(Character, "change", helen.pk), data)
+
+    assert response.status_code == 200
+    assert message in str(formset_errors(response, "traits"))
+    assert Trait.objects.count() == before
+
+
+def test_a_nonsense_trait_on_a_new_character_saves_nothing(admin_client, chronicle):
+    character = Character(chronicle=chronicle, name="Camille")
+    data = sheet_post(character, [{"name": "Alluring", "category": "social", "count": 0}])
+
+    response = admin_client.post(admin_url(Character, "add"), data)
+
+    assert response.status_code == 200
+    assert not Character.objects.filter(name="Camille").exists()
+    assert not Trait.objects.filter(name="Alluring").exists()
+
+
+@pytest.mark.parametrize("name", ["Ferocious", "ferocious "])
+def test_a_trait_name_twice_on_a_sheet_is_refused(admin_client, helen, name):
+    rows = [*existing_rows(helen), {"name": name, "category": "physical", "count": 1}]
+
+    response = admin_client.post(admin_url(Character, "change", helen.pk), sheet_post(helen, rows))
+
+    assert response.status_code == 200
+    assert "appears twice on this sheet" in str(formset_errors(response, "traits"))
+    assert helen.traits.filter(name__iexact="ferocious").count() == 1
+
+
+def test_an_ability_twice_on_a_sheet_is_refused(admin_client, helen):
+    abilities = [
+        {"id": helen.abilities.get().pk, "name": "Brawl", "rating": 2},
+        {"name": "Brawl", "rating": 3},
+    ]
+    data = sheet_post(helen, existing_rows(helen), abilities)
+
+    response = admin_client.post(admin_url(Character, "change", helen.pk), data)
+
+    assert response.status_code == 200
+    assert "appears twice on this sheet" in str(formset_errors(response, "abilities"))
+    assert helen.abilities.count() == 1
+
+
+def test_start_a_new_session_restores_lost_traits(admin_client, chronicle, session, grady):
+    # Grady failed a static challenge in the first session and lost Resilient.
+    loss = TraitLoss.objects.create(
+        session=session,
+        character=grady,
+        trait=grady.traits.get(),
+        challenge=Challenge.objects.create(
+            session=session,
+            kind=Kind.STATIC,
+            challenger=grady,
+            difficulty=4,
+            category=Category.PHYSICAL,
+            stage=Stage.RESOLVED,
+            stage_since=timezone.now(),
+            outcome=Outcome.DEFENDER_WINS,
+            state={},
+        ),
+    )
+    assert character_sheet(grady, session).held(Category.PHYSICAL) == 0
+
+    response = admin_client.post(
+        admin_url(Chronicle, "changelist"),
+        {"action": "start_new_session", "_selected_action": [chronicle.pk]},
+    )
+
+    assert response.status_code == 302
+    session.refresh_from_db()
+    new = chronicle.open_session()
+    assert session.ended_at is not None
+    assert new is not None and new.pk != session.pk
+    assert character_sheet(grady, new).held(Category.PHYSICAL) == 1
+    assert list(session.losses.all()) == [loss]
+    assert Presence.objects.filter(session=new, character=grady).exists()
+
+
+def test_chronicle_list_shows_the_open_session(admin_client, chronicle, session):
+    response = admin_client.get(admin_url(Chronicle, "changelist"))
+
+    assert "First evening" in response.content.decode()
+
+
+def test_sessions_are_started_by_the_action_not_added(admin_client):
+    assert admin_client.get(admin_url(GameSession, "add")).status_code == 403
+
+
+def test_a_presence_must_be_of_the_sessions_chronicle(admin_client, session):
+    stranger = Character.objects.create(
+        chronicle=Chronicle.objects.create(name="Elsewhere"), name="Stranger"
+    )
+    data = {"session": session.pk, "character": stranger.pk, "health": 0}
+
+    response = admin_client.post(admin_url(Presence, "add"), data)
+
+    assert response.status_code == 200
+    assert "is not a character of" in str(response.context["adminform"].form.errors)
+    assert not Presence.objects.filter(character=stranger).exists()
+
+
+@pytest.mark.parametrize("model", [Event, Challenge, TraitLoss, ClientAction])
+def test_challenge_history_cannot_be_added_changed_or_deleted(rf, admin_user, model):
+    model_admin = admin.site._registry[model]
+    request = rf.get("/")
+    request.user = admin_user
+
+    assert not model_admin.has_add_permission(request)
+    assert not model_admin.has_change_permission(request)
+    assert not model_admin.has_delete_permission(request)
+    assert model_admin.has_view_permission(request)
+
+
+def test_events_cannot_be_touched_through_the_admin(admin_client, lost_resilient):
+    event = Event.objects.get()
+
+    assert admin_client.get(admin_url(Event, "add")).status_code == 403
+    assert admin_client.get(admin_url(Event, "delete", event.pk)).status_code == 403
+    data = {"kind": "forged", "data": "{}", "session": event.session_id}
+    assert admin_client.post(admin_url(Event, "change", event.pk), data).status_code == 403
+    event.refresh_from_db()
+    assert event.kind == "resolved"

@@ -1,0 +1,213 @@
+"""``manage.py demo`` and ``manage.py evening``: idempotent demo data that
+matches the rules' examples, and one-tap join links that log players in."""
+
+import ipaddress
+import re
+from io import StringIO
+from urllib.parse import urlsplit
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.utils import timezone
+
+from challenges.rules import Category
+from characters.management.commands import evening
+from characters.management.commands.demo import CHRONICLE, SESSION, USERS
+from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
+from characters.services import character_sheet
+
+pytestmark = pytest.mark.django_db
+
+User = get_user_model()
+LINK = re.compile(r"^Join as (?P<username>\S+): (?P<link>http://\S+)$", re.MULTILINE)
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def counts() -> dict[str, int]:
+    models = [User, Chronicle, GameSession, Presence, Character, Trait, Ability]
+    return {model.__name__: model.objects.count() for model in models}
+
+
+def held(name: str, category: Category) -> int:
+    character = Character.objects.get(chronicle__name=CHRONICLE, name=name)
+    return character_sheet(character, None).held(category)
+
+
+def trait_names(name: str) -> set[str]:
+    return set(Trait.objects.filter(character__name=name).values_list("name", flat=True))
+
+
+@pytest.fixture
+def static_root(settings, tmp_path):
+    settings.STATIC_ROOT = tmp_path / "static"
+    return settings.STATIC_ROOT
+
+
+def test_demo_twice_creates_nothing_twice():
+    run("demo")
+    first = counts()
+
+    output = run("demo")
+
+    assert counts() == first
+    assert first["User"] == len(USERS) == 9
+    assert first["Character"] == first["Presence"] == 7
+    assert first["GameSession"] == 1
+    assert "0 new" in output
+
+
+def test_demo_opens_a_session_with_every_character_present():
+    run("demo")
+
+    chronicle = Chronicle.objects.get(name=CHRONICLE)
+    session = chronicle.open_session()
+    assert chronicle.ruleset == Chronicle.Ruleset.MET_CLASSIC
+    assert session is not None and session.name == SESSION
+    assert session.presences.count() == chronicle.characters.count() == 7
+
+
+@pytest.mark.parametrize(
+    "name, category, count",
+    [
+        ("Helen", Category.PHYSICAL, 7),
+        ("Grady", Category.PHYSICAL, 5),
+        ("Connor", Category.PHYSICAL, 5),
+        ("Sir Godfrey", Category.PHYSICAL, 15),
+        ("Steps-in-Gum", Category.SOCIAL, 6),
+    ],
+)
+def test_demo_sheets_match_the_seeds_examples(name, category, count):
+    run("demo")
+
+    assert held(name, category) == count
+
+
+def test_demo_sheets_hold_the_traits_the_examples_name():
+    run("demo")
+
+    assert {"Ferocious", "Clumsy"} <= trait_names("Helen")
+    assert "Resilient" in trait_names("Grady")
+    assert "Alluring" in trait_names("Camille")
+    assert "Condescending" not in trait_names("Camille")
+    assert {"Commanding", "Persuasive"} <= trait_names("Ray")
+    assert "Relentless" in trait_names("Sir Godfrey")
+    helen = Character.objects.get(name="Helen")
+    assert Trait.objects.filter(character=helen, negative=True).exists()
+    assert dict(helen.abilities.values_list("name", "rating")) == {"Brawl": 2, "Dodge": 1}
+
+
+def test_demo_users_have_their_roles():
+    run("demo")
+
+    admin = User.objects.get(username="admin")
+    narrator = User.objects.get(username="narrator")
+    chronicle = Chronicle.objects.get(name=CHRONICLE)
+    assert admin.is_superuser and admin.is_staff
+    assert narrator.is_staff and not narrator.is_superuser
+    assert chronicle.is_narrator(narrator)
+    assert narrator.has_perm("challenges.view_challenge")
+    assert narrator.has_perm("challenges.view_event")
+    assert not narrator.has_perm("challenges.change_challenge")
+    assert Character.objects.get(name="Helen").player.username == "helen"
+
+
+def test_demo_without_a_password_leaves_only_one_tap_login():
+    run("demo")
+
+    assert not any(user.has_usable_password() for user in User.objects.all())
+
+
+def test_demo_password_is_set_once_and_kept():
+    run("demo", "--password", "tremere-77")
+    hashes = dict(User.objects.values_list("username", "password"))
+
+    run("demo", "--password", "tremere-77")
+    run("demo")
+
+    assert dict(User.objects.values_list("username", "password")) == hashes
+    assert User.objects.get(username="helen").check_password("tremere-77")
+
+
+def test_demo_keeps_a_sheet_edited_since():
+    run("demo")
+    Trait.objects.filter(character__name="Helen", name="Ferocious").update(count=5)
+
+    run("demo")
+
+    assert held("Helen", Category.PHYSICAL) == 10
+
+
+def test_demo_reopens_a_session_after_the_last_one_ended():
+    run("demo")
+    GameSession.objects.update(ended_at=timezone.now())
+
+    run("demo")
+
+    assert Chronicle.objects.get(name=CHRONICLE).open_session().presences.count() == 7
+
+
+def test_evening_prints_a_join_link_per_demo_user(static_root):
+    output = run("evening", "--no-serve", "--host", "127.0.0.1", "--port", "8123")
+
+    links = dict(LINK.findall(output))
+    assert set(links) == {user.username for user in USERS}
+    for link in links.values():
+        assert link.startswith("http://127.0.0.1:8123/accounts/join/?token=")
+    assert "http://127.0.0.1:8123/narrate/" in output
+    assert "█" in output or "▀" in output or "▄" in output  # the QR codes
+
+
+@pytest.mark.parametrize("username", ["helen", "narrator"])
+def test_an_evening_link_logs_its_user_in(client, static_root, username):
+    links = dict(LINK.findall(run("evening", "--no-serve")))
+    link = urlsplit(links[username])
+
+    response = client.get(f"{link.path}?{link.query}")
+
+    assert response.status_code == 302
+    assert client.session["_auth_user_id"] == str(User.objects.get(username=username).pk)
+
+
+def test_evening_links_use_the_lan_address_when_bound_to_all(static_root):
+    output = run("evening", "--no-serve")
+
+    host = urlsplit(dict(LINK.findall(output))["helen"]).hostname
+    assert ipaddress.ip_address(host)
+    assert host != "0.0.0.0"
+
+
+def test_lan_address_falls_back_to_loopback(monkeypatch):
+    def no_network(*args):
+        raise OSError("Network is unreachable")
+
+    monkeypatch.setattr(evening.socket.socket, "connect", no_network)
+
+    assert evening.lan_address() == "127.0.0.1"
+
+
+def test_evening_serves_after_printing_the_links(static_root, monkeypatch):
+    out = StringIO()
+    served = []
+    monkeypatch.setattr(
+        evening, "serve", lambda host, port: served.append((host, port, out.tell()))
+    )
+
+    call_command("evening", "--port", "8124", stdout=out)
+
+    assert served == [("0.0.0.0", 8124, served[0][2])]
+    assert len(LINK.findall(out.getvalue()[: served[0][2]])) == len(USERS)
+
+
+def test_demo_narrator_can_read_challenges_in_the_admin(client):
+    run("demo")
+    client.force_login(User.objects.get(username="narrator"))
+
+    assert client.get("/admin/challenges/challenge/").status_code == 200
+    assert client.get("/admin/challenges/event/").status_code == 200
+    assert client.get("/admin/characters/character/").status_code == 200
