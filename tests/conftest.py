@@ -1,7 +1,13 @@
-"""Shared test setup: plain static storage (no collectstatic needed), fast hashing.
+"""Shared test setup.
 
-The rules tests need no Django at all; they also run with ``-p no:django``.
+- Plain static storage (no collectstatic needed) and fast password hashing.
+- Every test runs on the in-memory channel layer, except tests marked
+  ``redis``, which run on channels-redis at ``REDIS_URL`` (skipped when unset).
+- The rules tests need no Django at all; they also run with ``-p no:django``.
 """
+
+import os
+import uuid
 
 import pytest
 
@@ -16,3 +22,15 @@ def _test_settings(request):
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    if request.node.get_closest_marker("redis"):
+        url = os.getenv("REDIS_URL")
+        if not url:
+            pytest.skip("REDIS_URL is not set")
+        settings.CHANNEL_LAYERS = {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": [url], "prefix": f"test-{uuid.uuid4().hex[:8]}"},
+            }
+        }
+    else:
+        settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

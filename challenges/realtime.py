@@ -1,0 +1,58 @@
+"""Group names, event types and the one way to broadcast: after commit, ids only.
+
+A broadcast never carries game state, only "this changed" with ids; every
+connection re-reads the database and renders its own view, so a hidden throw
+never travels to anyone but its owner (seeds/000 "The Test": neither side may
+see the other's throw before both are committed).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+CHALLENGE_UPDATED = "challenge.updated"  # {"challenge_id", "session_id"}
+SESSION_UPDATED = "session.updated"  # {"session_id"}: time out, resume, session ended
+CHARACTER_UPDATED = "character.updated"  # {"character_id", "session_id"}: sheet changed
+
+
+def character_group(character_id: int) -> str:
+    """Every phone of one character."""
+    return f"character.{character_id}"
+
+
+def narrators_group(session_id: int) -> str:
+    """Every narrator dashboard of one session."""
+    return f"narrators.{session_id}"
+
+
+def session_group(session_id: int) -> str:
+    """Every connection (phones and dashboards) of one session."""
+    return f"session.{session_id}"
+
+
+def broadcast(groups: Iterable[str], event_type: str, **ids: int) -> None:
+    """Send ``{"type": event_type, **ids}`` to each group now (sync code only).
+
+    A failing channel layer must not undo a committed move: the phones resync
+    on their heartbeat, so the error is logged, not raised.
+    """
+    layer = get_channel_layer()
+    message = {"type": event_type, **ids}
+    for group in dict.fromkeys(groups):
+        try:
+            async_to_sync(layer.group_send)(group, message)
+        except Exception:  # noqa: BLE001 - logged; clients resync on heartbeat
+            log.exception("broadcast to %s failed", group)
+
+
+def broadcast_on_commit(groups: Iterable[str], event_type: str, **ids: int) -> None:
+    """Broadcast once the current transaction commits (immediately if none)."""
+    groups = list(groups)
+    transaction.on_commit(lambda: broadcast(groups, event_type, **ids))

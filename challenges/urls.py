@@ -1,0 +1,10 @@
+from django.urls import path
+
+from challenges import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("play/<int:character_id>/", views.play, name="play"),
+    path("narrate/", views.narrate_index, name="narrate_index"),
+    path("narrate/<int:session_id>/", views.narrate, name="narrate"),
+]

@@ -1,0 +1,466 @@
+"""Pages and the view-models shared by HTTP views and websocket consumers.
+
+Each viewer gets her own rendering: ``ChallengeView`` shows a throw to the other
+side (or a narrator) only once both throws of that test are in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from challenges.models import Challenge
+from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
+from challenges.rules import Category, ChallengeState, Kind, Outcome, Side, Stage, TestRecord
+from characters.models import Character, Chronicle, GameSession, Presence
+from characters.services import Sheet, TraitLine, character_sheet
+
+RECENT_RESOLVED = 5  # resolved challenges kept on a phone
+DASHBOARD_LIMIT = 300  # challenges listed on a dashboard
+
+
+@dataclass(frozen=True)
+class TestView:
+    """One test as one viewer may see it: the other side's throw only once revealed."""
+
+    number: int
+    mine: str | None
+    theirs: str | None
+    revealed: bool
+    challenger_throw: str | None
+    defender_throw: str | None
+    thrown: tuple[bool, bool]
+    record: TestRecord
+
+
+@dataclass
+class ChallengeView:
+    """A challenge as seen by ``side`` (None: a narrator's dashboard)."""
+
+    challenge: Challenge
+    state: ChallengeState
+    side: Side | None
+    #: Traits the viewer may bid now (phone only), and her Trait count in the
+    #: challenge's category (the default declaration in a tie).
+    bid_choices: list[TraitLine] = field(default_factory=list)
+    held: int = 0
+
+    @property
+    def pk(self) -> int:
+        return self.challenge.pk
+
+    @property
+    def stage(self) -> str:
+        return self.state.stage.value
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.state.stage == Stage.RESOLVED
+
+    @property
+    def category_label(self) -> str:
+        return self.state.category.value.title() if self.state.category else ""
+
+    @property
+    def kind_label(self) -> str:
+        return {
+            Kind.OPPOSED: f"{self.category_label} challenge",
+            Kind.STATIC: f"Static {self.category_label} challenge",
+            Kind.SIMPLE: "Simple test",
+        }[self.state.kind]
+
+    @property
+    def challenger_name(self) -> str:
+        return self.state.challenger.name
+
+    @property
+    def defender_name(self) -> str:
+        if self.state.defender is not None:
+            return self.state.defender.name
+        return "the narrator"
+
+    @property
+    def opponent_name(self) -> str:
+        return self.defender_name if self.side == Side.CHALLENGER else self.challenger_name
+
+    def _is(self, side: Side) -> bool:
+        return self.side == side
+
+    @property
+    def my_bids(self) -> tuple[str, ...]:
+        if self.side == Side.CHALLENGER:
+            return self.state.challenger_bids
+        if self.side == Side.DEFENDER:
+            return self.state.defender_bids
+        return ()
+
+    @property
+    def their_bids(self) -> tuple[str, ...]:
+        if self.side == Side.CHALLENGER:
+            return self.state.defender_bids
+        return self.state.challenger_bids
+
+    @property
+    def tests(self) -> list[TestView]:
+        views = []
+        for number, record in enumerate(self.state.tests, start=1):
+            revealed = record.revealed
+            ch = record.challenger_throw.value if record.challenger_throw else None
+            de = record.defender_throw.value if record.defender_throw else None
+            # The narrator's own throw in a static challenge is hidden from her
+            # dashboard too until the player throws: she may have not chosen it.
+            mine = (
+                ch if self.side == Side.CHALLENGER else de if self.side == Side.DEFENDER else None
+            )
+            theirs = (de if self.side == Side.CHALLENGER else ch) if revealed else None
+            narrator_side_has_thrown = de is not None and self.state.kind == Kind.OPPOSED
+            views.append(
+                TestView(
+                    number=number,
+                    mine=mine,
+                    theirs=theirs,
+                    revealed=revealed,
+                    challenger_throw=ch if revealed else None,
+                    defender_throw=de if revealed else None,
+                    thrown=(ch is not None, narrator_side_has_thrown or revealed),
+                    record=record,
+                )
+            )
+        return views
+
+    @property
+    def current_test(self) -> TestView | None:
+        tests = self.tests
+        return tests[-1] if tests else None
+
+    # What the viewer may do now ------------------------------------------
+    @property
+    def can_bid(self) -> bool:
+        if self.state.stage == Stage.RESPONSE:
+            return self._is(Side.DEFENDER)
+        return self.state.stage == Stage.BID and self._is(Side.CHALLENGER)
+
+    @property
+    def can_throw(self) -> bool:
+        if self.state.stage != Stage.THROWS or self.side is None:
+            return False
+        test = self.current_test
+        return test is None or test.mine is None
+
+    @property
+    def can_declare(self) -> bool:
+        return (self.state.stage == Stage.DECLARE_CHALLENGER and self._is(Side.CHALLENGER)) or (
+            self.state.stage == Stage.DECLARE_DEFENDER and self._is(Side.DEFENDER)
+        )
+
+    @property
+    def declared_by_challenger(self) -> int | None:
+        test = self.state.current_test
+        return test.challenger_declared if test else None
+
+    @property
+    def waiting_on(self) -> str:
+        """Whose move it is, in words: "Grady", "Helen and Grady", "" when over."""
+        stage = self.state.stage
+        if stage == Stage.RESOLVED:
+            return ""
+        if stage in (Stage.BID, Stage.DECLARE_CHALLENGER):
+            return self.challenger_name
+        if stage in (Stage.RESPONSE, Stage.DECLARE_DEFENDER):
+            return self.defender_name
+        test = self.state.current_test
+        names = []
+        if test is None or test.challenger_throw is None:
+            names.append(self.challenger_name)
+        if self.state.kind == Kind.OPPOSED and (test is None or test.defender_throw is None):
+            names.append(self.defender_name)
+        return " and ".join(names)
+
+    @property
+    def waiting_for(self) -> str:
+        """What the challenge waits for, in the game's words."""
+        return {
+            Stage.BID: "a bid",
+            Stage.RESPONSE: "a bid or relent",
+            Stage.THROWS: "a throw",
+            Stage.DECLARE_CHALLENGER: "a Trait count",
+            Stage.DECLARE_DEFENDER: "a Trait count",
+            Stage.RESOLVED: "",
+        }[self.state.stage]
+
+    @property
+    def waiting_on_me(self) -> bool:
+        return self.can_bid or self.can_throw or self.can_declare
+
+    @property
+    def stage_since(self) -> float:
+        """Epoch seconds of the last stage change (the dashboard's clock starts here)."""
+        return self.state.stage_since
+
+    @property
+    def stage_since_iso(self) -> str:
+        return datetime.fromtimestamp(self.state.stage_since, tz=UTC).isoformat()
+
+    # Outcome --------------------------------------------------------------
+    @property
+    def outcome(self) -> str:
+        return self.state.outcome.value if self.state.outcome else ""
+
+    @property
+    def i_won(self) -> bool | None:
+        outcome = self.state.outcome
+        if outcome in (None, Outcome.DRAW, Outcome.VOID) or self.side is None:
+            return None
+        return (outcome == Outcome.CHALLENGER_WINS) == (self.side == Side.CHALLENGER)
+
+    @property
+    def outcome_text(self) -> str:
+        """The result in words for this viewer, with what was lost."""
+        state = self.state
+        if state.outcome is None:
+            return ""
+        if state.outcome == Outcome.VOID:
+            return "Voided by a narrator: nothing is lost."
+        if state.kind in (Kind.STATIC, Kind.SIMPLE):
+            head = "Success!" if state.outcome == Outcome.CHALLENGER_WINS else "Failure."
+        elif state.outcome == Outcome.DRAW:
+            head = "Draw."
+        elif self.side is None:
+            winner = (
+                self.challenger_name
+                if state.outcome == Outcome.CHALLENGER_WINS
+                else self.defender_name
+            )
+            head = f"{winner} wins."
+        else:
+            head = "You win!" if self.i_won else "You lose."
+        if state.relented:
+            head += " (relented)"
+        names = {state.challenger.character_id: state.challenger.name}
+        if state.defender is not None:
+            names[state.defender.character_id] = state.defender.name
+        parts = []
+        for character_id, name in names.items():
+            lost = [loss.trait for loss in state.losses if loss.character_id == character_id]
+            wounded = character_id in state.wounds
+            if not lost and not wounded:
+                continue
+            what = []
+            if lost:
+                what.append(", ".join(lost))
+            if wounded:
+                what.append("a health level")
+            parts.append(f"{name} loses {' and '.join(what)}.")
+        return " ".join([head, *parts])
+
+
+def challenge_view(challenge: Challenge, character: Character | None) -> ChallengeView:
+    """Wrap ``challenge`` for ``character``'s phone (None: a narrator's dashboard)."""
+    side = None
+    if character is not None:
+        if character.pk == challenge.challenger_id:
+            side = Side.CHALLENGER
+        elif character.pk == challenge.defender_id:
+            side = Side.DEFENDER
+    return ChallengeView(challenge, ChallengeState.from_dict(challenge.state), side)
+
+
+# Seats: who may connect where ---------------------------------------------
+def player_seat(user, character_id: int) -> tuple[Character, GameSession | None] | None:
+    """``user``'s character and its chronicle's open session; marks her present.
+    None if the character is not hers."""
+    character = (
+        Character.objects.select_related("chronicle").filter(pk=character_id, player=user).first()
+    )
+    if character is None:
+        return None
+    session = character.chronicle.open_session()
+    if session is not None:
+        _, arrived = Presence.objects.get_or_create(
+            session=session, character=character, defaults={"health": character.health}
+        )
+        if arrived:
+            broadcast_on_commit(
+                [narrators_group(session.pk)],
+                CHARACTER_UPDATED,
+                character_id=character.pk,
+                session_id=session.pk,
+            )
+    return character, session
+
+
+def narrated_session(user, session_id: int) -> GameSession | None:
+    """The session if ``user`` narrates its chronicle, else None."""
+    session = GameSession.objects.select_related("chronicle").filter(pk=session_id).first()
+    if session is None or not session.chronicle.is_narrator(user):
+        return None
+    return session
+
+
+def character_in_session(session: GameSession, character_id: int) -> Character:
+    """A character of ``session``'s chronicle; ActionRefused if there is none."""
+    from challenges.services import ActionRefused
+
+    character = Character.objects.filter(pk=character_id, chronicle=session.chronicle_id).first()
+    if character is None:
+        raise ActionRefused("There is no such character in this chronicle.")
+    return character
+
+
+# Contexts ------------------------------------------------------------------
+def play_context(character: Character, session: GameSession | None) -> dict:
+    """Everything a phone shows: sheet, challenges (open ones, then the latest
+    results), the characters she may challenge, and the time-out state."""
+    sheet = character_sheet(character, session)
+    challenges: list[ChallengeView] = []
+    opponents: list[Character] = []
+    if session is not None:
+        session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
+        mine = Challenge.objects.filter(session=session).filter(
+            Q(challenger=character) | Q(defender=character)
+        )
+        open_ = list(mine.exclude(stage=Stage.RESOLVED).order_by("created_at"))
+        done = list(mine.filter(stage=Stage.RESOLVED).order_by("-resolved_at")[:RECENT_RESOLVED])
+        challenges = [challenge_view(c, character) for c in open_ + done]
+        for view in challenges:
+            if view.state.category is not None:
+                view.held = sheet.held(view.state.category)
+                if view.can_bid:
+                    view.bid_choices = _biddable(
+                        [t for t in sheet.traits if t.category == view.state.category]
+                    )
+        opponents = list(
+            Character.objects.filter(presences__session=session)
+            .exclude(pk=character.pk)
+            .order_by("name")
+        )
+    return {
+        "character": character,
+        "session": session,
+        "sheet": sheet,
+        "challenges": challenges,
+        "opponents": opponents,
+        "categories": list(Category),
+        "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
+    }
+
+
+def _biddable(lines: list[TraitLine]) -> list[TraitLine]:
+    return [line for line in lines if line.held > 0]
+
+
+@dataclass(frozen=True)
+class RosterRow:
+    """One present character on the dashboard."""
+
+    character: Character
+    sheet: Sheet
+    player_name: str
+
+
+def _roster_row(session: GameSession, character: Character) -> RosterRow:
+    player = character.player
+    return RosterRow(
+        character=character,
+        sheet=character_sheet(character, session),
+        player_name=(player.get_full_name() or player.get_username()) if player else "",
+    )
+
+
+def dashboard_context(session: GameSession) -> dict:
+    """The narrator's dashboard: every challenge of the session (newest first),
+    the roster of present characters with Traits left and health."""
+    session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
+    challenges = list(
+        Challenge.objects.filter(session=session)
+        .select_related("challenger", "defender")
+        .order_by("-created_at")[:DASHBOARD_LIMIT]
+    )
+    present = Character.objects.filter(presences__session=session).select_related("player")
+    return {
+        "session": session,
+        "challenges": challenges,
+        "rows": [challenge_view(c, None) for c in challenges],
+        "roster": [_roster_row(session, c) for c in present.order_by("name")],
+        "categories": list(Category),
+    }
+
+
+def dashboard_row_context(session: GameSession, challenge_id: int) -> dict | None:
+    """One dashboard row, or None if it is not this session's."""
+    challenge = Challenge.objects.filter(session=session, pk=challenge_id).first()
+    if challenge is None:
+        return None
+    return {"row": challenge_view(challenge, None), "session": session}
+
+
+def roster_row_context(session: GameSession, character_id: int) -> dict | None:
+    """One roster row, or None if the character is not present."""
+    character = (
+        Character.objects.filter(presences__session=session, pk=character_id)
+        .select_related("player")
+        .first()
+    )
+    if character is None:
+        return None
+    return {"entry": _roster_row(session, character), "session": session}
+
+
+# Pages ---------------------------------------------------------------------
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    """Where a login lands: straight to the only character, else a list."""
+    characters = list(
+        Character.objects.filter(player=request.user).select_related("chronicle").order_by("name")
+    )
+    chronicles = [
+        c for c in Chronicle.objects.prefetch_related("narrators") if c.is_narrator(request.user)
+    ]
+    if len(characters) == 1 and not chronicles:
+        return redirect("play", character_id=characters[0].pk)
+    sessions = [(c, c.open_session()) for c in chronicles]
+    return render(request, "challenges/home.html", {"characters": characters, "sessions": sessions})
+
+
+@login_required
+def play(request: HttpRequest, character_id: int) -> HttpResponse:
+    """A player's phone screen for one of her characters."""
+    seat = player_seat(request.user, character_id)
+    if seat is None:
+        raise Http404("No such character of yours.")
+    character, session = seat
+    return render(request, "challenges/play.html", play_context(character, session))
+
+
+@login_required
+def narrate_index(request: HttpRequest) -> HttpResponse:
+    """The narrator's entry: her chronicle's open session, or a list if several."""
+    sessions = [
+        s
+        for s in GameSession.objects.filter(ended_at__isnull=True).select_related("chronicle")
+        if s.chronicle.is_narrator(request.user)
+    ]
+    if not sessions:
+        raise PermissionDenied("You narrate no chronicle with an open session.")
+    if len(sessions) == 1:
+        return redirect("narrate", session_id=sessions[0].pk)
+    return render(
+        request,
+        "challenges/home.html",
+        {"characters": [], "sessions": [(s.chronicle, s) for s in sessions]},
+    )
+
+
+@login_required
+def narrate(request: HttpRequest, session_id: int) -> HttpResponse:
+    """The narrator's live dashboard of one session."""
+    session = get_object_or_404(GameSession.objects.select_related("chronicle"), pk=session_id)
+    if not session.chronicle.is_narrator(request.user):
+        raise PermissionDenied("You do not narrate this chronicle.")
+    return render(request, "challenges/narrate.html", dashboard_context(session))

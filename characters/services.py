@@ -1,0 +1,152 @@
+"""Reads and writes around characters and sessions.
+
+``character_sheet`` is the one place that works out what a character still
+holds tonight; the challenge services build the rules engine's ``Combatant``
+from it, and the phone renders it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from challenges.rules import Category, HealthLevel
+from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
+
+
+@dataclass(frozen=True)
+class TraitLine:
+    """One Trait of a sheet tonight: ``count`` on the sheet, ``lost`` this session."""
+
+    id: int
+    name: str
+    category: Category
+    count: int
+    lost: int
+    negative: bool
+
+    @property
+    def held(self) -> int:
+        """Copies still held tonight (Trait count)."""
+        return self.count - self.lost
+
+
+@dataclass(frozen=True)
+class CategoryLines:
+    """The Traits of one category, with the totals a player declares in ties."""
+
+    category: Category
+    traits: list[TraitLine]
+
+    @property
+    def held(self) -> int:
+        return sum(t.held for t in self.traits)
+
+    @property
+    def lost(self) -> int:
+        return sum(t.lost for t in self.traits)
+
+    @property
+    def label(self) -> str:
+        return self.category.value.title()
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """A character's sheet as it stands in one session (or between sessions)."""
+
+    character: Character
+    session: GameSession | None
+    health: HealthLevel
+    categories: list[CategoryLines]
+    negatives: list[TraitLine]
+    abilities: list[Ability] = field(default_factory=list)
+
+    def held(self, category: Category) -> int:
+        """Trait count of ``category`` held tonight (what a tie compares)."""
+        return next(c.held for c in self.categories if c.category == category)
+
+    @property
+    def traits(self) -> list[TraitLine]:
+        """Every non-negative Trait line, all categories."""
+        return [t for c in self.categories for t in c.traits]
+
+
+def character_sheet(character: Character, session: GameSession | None) -> Sheet:
+    """Build ``character``'s sheet for ``session``: Traits by category (Physical,
+    Social, Mental) with counts, copies lost in this session, Negative Traits,
+    Abilities and her health level tonight. Three queries."""
+    losses: Counter[int] = Counter()
+    health = HealthLevel(character.health)
+    if session is not None:
+        rows = (
+            character.losses.filter(session=session)
+            .values("trait_id")
+            .annotate(n=Count("id"))
+            .values_list("trait_id", "n")
+        )
+        losses.update(dict(rows))
+        presence = Presence.objects.filter(session=session, character=character).first()
+        if presence is not None:
+            health = HealthLevel(presence.health)
+    lines = [
+        TraitLine(
+            id=t.id,
+            name=t.name,
+            category=Category(t.category),
+            count=t.count,
+            lost=min(losses[t.id], t.count),
+            negative=t.negative,
+        )
+        for t in Trait.objects.filter(character=character).order_by("name")
+    ]
+    categories = [
+        CategoryLines(category=c, traits=[t for t in lines if t.category == c and not t.negative])
+        for c in Category
+    ]
+    return Sheet(
+        character=character,
+        session=session,
+        health=health,
+        categories=categories,
+        negatives=[t for t in lines if t.negative],
+        abilities=list(character.abilities.all()),
+    )
+
+
+def session_start(*, chronicle: Chronicle, name: str = "") -> GameSession:
+    """End ``chronicle``'s open session (if any) and open a new one.
+
+    Losses are recorded per session, so every lost Trait is restored in the new
+    session while the old one keeps its history. Characters present last time
+    are present again, at their sheet's starting health.
+    """
+    with transaction.atomic():
+        previous = (
+            GameSession.objects.select_for_update()
+            .filter(chronicle=chronicle, ended_at__isnull=True)
+            .first()
+        )
+        present: list[int] = []
+        if previous is not None:
+            present = list(previous.presences.values_list("character_id", flat=True))
+            previous.ended_at = timezone.now()
+            previous.time_out = False
+            previous.save(update_fields=["ended_at", "time_out"])
+        session = GameSession.objects.create(chronicle=chronicle, name=name)
+        for character in Character.objects.filter(pk__in=present):
+            Presence.objects.create(session=session, character=character, health=character.health)
+    return session
+
+
+def presence_join(*, session: GameSession, character: Character) -> Presence:
+    """Mark ``character`` present at ``session`` (idempotent); a new arrival starts
+    the evening at her sheet's starting health."""
+    presence, _ = Presence.objects.get_or_create(
+        session=session, character=character, defaults={"health": character.health}
+    )
+    return presence

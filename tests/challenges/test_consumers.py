@@ -1,0 +1,265 @@
+"""Phones and dashboards through the real router (``narrator.asgi.application``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+
+from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
+from characters.models import Presence
+from tests.challenges.wsutil import act, connect, drain
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@database_sync_to_async
+def _get(model_or_queryset, **filters):
+    queryset = getattr(model_or_queryset, "objects", model_or_queryset)
+    return queryset.get(**filters)
+
+
+@database_sync_to_async
+def _count(model, **filters):
+    return model.objects.filter(**filters).count()
+
+
+async def _phones(game):
+    helen, helen_view = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    grady, grady_view = await connect(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
+    return helen, grady, helen_view, grady_view
+
+
+async def _open(helen, game, bid="physical:Ferocious", **extra):
+    reply, _ = await act(
+        helen, action="challenge.open", defender=str(game["grady"].pk), bid=bid, **extra
+    )
+    assert reply == {"type": "ack", "id": reply["id"], "status": "ok"}, reply
+    return await database_sync_to_async(Challenge.objects.latest)("created_at")
+
+
+async def test_two_players_complete_a_challenge_with_a_tie(game):
+    helen, grady, helen_view, grady_view = await _phones(game)
+    assert "Ferocious" in helen_view and "Resilient" in grady_view
+    await drain(grady)
+    challenge = await _open(helen, game, is_attack="on", stakes="I bite your shoulder")
+    grady_frames = await drain(grady)
+    assert any("Bid Resilient" in f and "Relent" in f for f in grady_frames)
+
+    reply, _ = await act(grady, action="challenge.bid", challenge=challenge.pk, bid="Resilient")
+    assert reply["status"] == "ok"
+    await drain(helen)
+    for phone in (helen, grady):
+        reply, _ = await act(phone, action="challenge.throw", challenge=challenge.pk, throw="rock")
+        assert reply["status"] == "ok"
+    # A tie: the challenger declares first (her full count by default), then the defender.
+    reply, _ = await act(grady, action="challenge.declare", challenge=challenge.pk, count=5)
+    assert reply["type"] == "error" and "challenger declares first" in reply["message"]
+    reply, _ = await act(helen, action="challenge.declare", challenge=challenge.pk)
+    assert reply["status"] == "ok"
+    reply, grady_frames = await act(
+        grady, action="challenge.declare", challenge=challenge.pk, count=5
+    )
+    assert reply["status"] == "ok"
+    helen_frames = await drain(helen)
+
+    assert any(
+        "You win!" in f and "Grady loses Resilient and a health level" in f for f in helen_frames
+    )
+    assert any("You lose." in f for f in grady_frames)
+    # The loser's Trait is struck out on her sheet for the rest of the session.
+    assert any('<s class="lost" title="lost tonight">Resilient' in f for f in grady_frames)
+    loss = await _get(TraitLoss.objects.select_related("trait"), character=game["grady"])
+    assert (loss.trait.name, loss.challenge_id) == ("Resilient", challenge.pk)
+    assert (await _get(Presence, character=game["grady"])).health == 1  # Bruised
+    test = await _get(Test, challenge=challenge, number=1)
+    assert (test.challenger_throw, test.defender_throw, test.tie) == ("rock", "rock", True)
+    assert (test.challenger_declared, test.defender_declared) == (7, 5)
+    kinds = await database_sync_to_async(
+        lambda: list(Event.objects.filter(challenge=challenge).values_list("kind", flat=True))
+    )()
+    assert kinds[0] == "opened" and kinds[-1] == "resolved" and "revealed" in kinds
+    await helen.disconnect()
+    await grady.disconnect()
+
+
+async def test_the_defender_never_receives_the_challengers_throw_early(game):
+    helen, grady, _, _ = await _phones(game)
+    narrator, _ = await connect(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
+    challenge = await _open(helen, game)
+    await act(grady, action="challenge.bid", challenge=challenge.pk, bid="Tough")
+    await drain(grady)
+    await drain(narrator)
+    reply, _ = await act(helen, action="challenge.throw", challenge=challenge.pk, throw="scissors")
+    assert reply["status"] == "ok"
+    before_reveal = await drain(grady) + await drain(narrator)
+    assert before_reveal, "the throw must still be announced as 'thrown'"
+    for frame in before_reveal:
+        assert "Helen threw" not in frame
+        assert "Scissors vs" not in frame and "scissors" not in frame.replace(
+            'value="scissors"', ""
+        )
+    assert any("Helen has thrown" in f for f in before_reveal)
+    await act(grady, action="challenge.throw", challenge=challenge.pk, throw="paper")
+    after = await drain(narrator)
+    assert any("Scissors vs Paper" in f for f in after)
+    for communicator in (helen, grady, narrator):
+        await communicator.disconnect()
+
+
+async def test_a_repeated_message_id_changes_nothing(game):
+    helen, grady, _, _ = await _phones(game)
+    challenge = await _open(helen, game)
+    await act(grady, action="challenge.bid", challenge=challenge.pk, bid="Tough")
+    reply, _ = await act(
+        helen, "same-id", action="challenge.throw", challenge=challenge.pk, throw="rock"
+    )
+    assert reply["status"] == "ok"
+    events = await _count(Event, challenge=challenge)
+    reply, _ = await act(
+        helen, "same-id", action="challenge.throw", challenge=challenge.pk, throw="paper"
+    )
+    assert reply == {"type": "ack", "id": "same-id", "status": "already_done"}
+    assert await _count(Event, challenge=challenge) == events
+    assert (await _get(Test, challenge=challenge)).challenger_throw == "rock"
+    assert await _count(ClientAction, msg_id="same-id") == 1
+    await helen.disconnect()
+    await grady.disconnect()
+
+
+async def test_time_out_blocks_a_throw_and_resume_allows_it(game):
+    helen, grady, _, _ = await _phones(game)
+    narrator, dashboard = await connect(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
+    assert "Time out" in dashboard
+    challenge = await _open(helen, game)
+    await act(grady, action="challenge.bid", challenge=challenge.pk, bid="Tough")
+    await drain(helen)
+    await drain(grady)
+
+    reply, _ = await act(narrator, action="session.time_out")
+    assert reply["status"] == "ok"
+    for phone in (helen, grady):
+        frames = await drain(phone)
+        assert any("Time out!" in f for f in frames)
+    reply, _ = await act(helen, action="challenge.throw", challenge=challenge.pk, throw="rock")
+    assert reply["type"] == "error" and "Time out" in reply["message"]
+    assert (await _get(Challenge, pk=challenge.pk)).stage == "throws"
+    assert await _count(Test, challenge=challenge, challenger_throw="rock") == 0
+
+    reply, frames = await act(narrator, action="session.resume")
+    assert reply["status"] == "ok" and any("Time out" in f and "Resume" not in f for f in frames)
+    frames = await drain(helen)
+    assert any('id="time-out"' in f and "Time out!" not in f for f in frames)
+    reply, _ = await act(helen, action="challenge.throw", challenge=challenge.pk, throw="rock")
+    assert reply["status"] == "ok"
+    for communicator in (helen, grady, narrator):
+        await communicator.disconnect()
+
+
+async def test_a_reconnecting_phone_gets_the_current_state(game):
+    helen, grady, _, _ = await _phones(game)
+    challenge = await _open(helen, game)
+    await act(grady, action="challenge.bid", challenge=challenge.pk, bid="Tough")
+    await act(helen, action="challenge.throw", challenge=challenge.pk, throw="paper")
+    await helen.disconnect()
+    await act(grady, action="challenge.throw", challenge=challenge.pk, throw="rock")
+    helen, view = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    assert (
+        "you threw <strong>Paper</strong>" in view and "Grady threw <strong>Rock</strong>" in view
+    )
+    assert "You win!" in view
+    await helen.disconnect()
+    await grady.disconnect()
+
+
+async def test_a_player_cannot_act_for_another_players_character(game):
+    intruder, first = await connect(f"/ws/play/{game['grady'].pk}/", game["helen_player"])
+    assert first == "closed:4403"
+    anonymous, first = await connect(f"/ws/play/{game['grady'].pk}/")
+    assert first == "closed:4401"
+    helen, grady, _, _ = await _phones(game)
+    challenge = await _open(helen, game)
+    # Helen's phone tries to answer for Grady, the defender: refused, nothing changes.
+    reply, _ = await act(helen, action="challenge.bid", challenge=challenge.pk, bid="Tough")
+    assert reply["type"] == "error"
+    assert (await _get(Challenge, pk=challenge.pk)).stage == "response"
+    # A player cannot call time out.
+    reply, _ = await act(helen, action="session.time_out")
+    assert reply["type"] == "error" and reply["message"] == "Unknown action."
+    player_on_dashboard, first = await connect(
+        f"/ws/narrate/{game['session'].pk}/", game["helen_player"]
+    )
+    assert first == "closed:4403"
+    await helen.disconnect()
+    await grady.disconnect()
+
+
+@pytest.mark.parametrize(
+    "frame, expected",
+    [
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "not an action"),
+        (json.dumps({"id": "x", "action": "challenge.explode"}), "Unknown action"),
+        (json.dumps({"action": "challenge.throw", "challenge": 1, "throw": "rock"}), "'id'"),
+        (
+            json.dumps({"id": "x", "action": "challenge.throw", "challenge": "a", "throw": "rock"}),
+            "must be a number",
+        ),
+        (json.dumps({"id": "x" * 5000, "action": "ping"}), "too large"),
+    ],
+)
+async def test_malformed_frames_get_a_clear_error_and_change_nothing(game, frame, expected):
+    helen, _ = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    events = await _count(Event)
+    await helen.send_to(text_data=frame)
+    reply = json.loads(await helen.receive_from(timeout=5))
+    assert reply["type"] == "error" and expected in reply["message"]
+    assert await _count(Event) == events
+    await helen.disconnect()
+
+
+async def test_bidding_a_trait_you_lack_is_refused(game):
+    helen, grady, _, _ = await _phones(game)
+    reply, _ = await act(
+        helen, action="challenge.open", defender=str(game["grady"].pk), bid="physical:Resilient"
+    )
+    assert reply["type"] == "error" and "Resilient" in reply["message"]
+    assert await _count(Challenge) == 0
+    await helen.disconnect()
+    await grady.disconnect()
+
+
+async def test_narrator_runs_a_static_challenge_and_a_simple_test(game):
+    helen, _ = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    narrator, _ = await connect(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
+    reply, _ = await act(
+        narrator,
+        action="static.open",
+        character=game["helen"].pk,
+        category="physical",
+        difficulty=4,
+        narrator_throw="scissors",
+        stakes="The locked door",
+    )
+    assert reply["status"] == "ok"
+    frames = await drain(helen)
+    assert any("Static Physical challenge" in f and "The locked door" in f for f in frames)
+    static = await database_sync_to_async(Challenge.objects.latest)("created_at")
+    await act(helen, action="challenge.bid", challenge=static.pk, bid="Quick")
+    reply, frames = await act(helen, action="challenge.throw", challenge=static.pk, throw="rock")
+    assert any("Success!" in f for f in frames)
+
+    reply, _ = await act(
+        narrator,
+        action="simple.open",
+        character=game["helen"].pk,
+        narrator_throw="paper",
+        stakes="Notice the ambush",
+    )
+    assert reply["status"] == "ok"
+    simple = await database_sync_to_async(Challenge.objects.latest)("created_at")
+    reply, frames = await act(helen, action="challenge.throw", challenge=simple.pk, throw="rock")
+    assert any("Simple test" in f and "Failure." in f for f in frames)
+    await helen.disconnect()
+    await narrator.disconnect()
