@@ -1,0 +1,31 @@
+# Narrator: the handful of obvious targets. `make run` and `make test` are the
+# README's two commands; both set up .venv themselves on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+.PHONY: run test lint format bench clean
+
+$(BIN)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+run: $(BIN)/.installed  ## migrate, load the demo chronicle, print join links, serve on the LAN
+	$(BIN)/python manage.py evening --port $(PORT)
+
+test: $(BIN)/.installed  ## every test: rules, consumers, admin, browser
+	./scripts/test
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(BIN)/.installed
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .hypothesis
