@@ -8,8 +8,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
-from characters.models import Presence
+from characters.models import Chronicle, GameSession, Presence
 from tests.challenges.wsutil import act, connect, drain
+from tests.factories import make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -40,6 +41,20 @@ async def _open(helen, game, bid="physical:Ferocious", **extra):
 
 
 async def test_two_players_complete_a_challenge_with_a_tie(game):
+    await _play_helen_against_grady_with_a_tie(game)
+
+
+@pytest.mark.redis
+async def test_two_players_complete_a_challenge_through_redis(game):
+    """The same evening through channels-redis (REDIS_URL): every broadcast and
+    its payload survive msgpack and a real server."""
+    await _play_helen_against_grady_with_a_tie(game)
+
+
+async def _play_helen_against_grady_with_a_tie(game):
+    """seeds/000 "Testing": Helen (7 Physical) bids Ferocious against Grady (5
+    Physical), who bids Resilient; both throw Rock; Helen declares 7, Grady 5:
+    Grady loses Resilient and, in an attack, a health level."""
     helen, grady, helen_view, grady_view = await _phones(game)
     assert "Ferocious" in helen_view and "Resilient" in grady_view
     await drain(grady)
@@ -129,6 +144,15 @@ async def test_a_repeated_message_id_changes_nothing(game):
 
 
 async def test_time_out_blocks_a_throw_and_resume_allows_it(game):
+    await _time_out_and_resume(game)
+
+
+@pytest.mark.redis
+async def test_time_out_and_resume_reach_every_phone_through_redis(game):
+    await _time_out_and_resume(game)
+
+
+async def _time_out_and_resume(game):
     helen, grady, _, _ = await _phones(game)
     narrator, dashboard = await connect(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
     assert "Time out" in dashboard
@@ -193,6 +217,18 @@ async def test_a_player_cannot_act_for_another_players_character(game):
     assert first == "closed:4403"
     await helen.disconnect()
     await grady.disconnect()
+
+
+async def test_a_narrator_cannot_narrate_another_chronicle(game):
+    other = await database_sync_to_async(make_user)("other-narrator")
+    await database_sync_to_async(
+        lambda: Chronicle.objects.create(name="Elsewhere").narrators.add(other)
+    )()
+
+    socket, first = await connect(f"/ws/narrate/{game['session'].pk}/", other)
+
+    assert first == "closed:4403"
+    assert not (await _get(GameSession, pk=game["session"].pk)).time_out
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from challenges.rules import Category
@@ -211,3 +211,42 @@ def test_demo_narrator_can_read_challenges_in_the_admin(client):
     assert client.get("/admin/challenges/challenge/").status_code == 200
     assert client.get("/admin/challenges/event/").status_code == 200
     assert client.get("/admin/characters/character/").status_code == 200
+
+
+JOIN_LINE = re.compile(r"^(?P<username>\S+) \((?P<roles>[^)]*)\): (?P<link>http://\S+)$", re.M)
+
+
+def test_joinlinks_prints_a_link_per_player_and_narrator_of_the_chronicle(client):
+    run("demo")
+    Chronicle.objects.create(name="Elsewhere")
+
+    output = run("joinlinks", "--chronicle", CHRONICLE, "--base-url", "http://10.0.0.5:8000/")
+
+    lines = {m["username"]: m for m in JOIN_LINE.finditer(output)}
+    assert set(lines) == {u.username for u in USERS} - {"admin"}
+    assert lines["helen"]["roles"] == "Helen"
+    assert lines["narrator"]["roles"] == "narrator"
+    link = urlsplit(lines["grady"]["link"])
+    assert (link.netloc, link.path) == ("10.0.0.5:8000", "/accounts/join/")
+    assert client.get(f"{link.path}?{link.query}").status_code == 302
+    assert client.session["_auth_user_id"] == str(User.objects.get(username="grady").pk)
+
+
+def test_joinlinks_for_named_users_with_qr_codes():
+    run("demo")
+
+    output = run("joinlinks", "helen", "--qr", "--base-url", "http://127.0.0.1:8000")
+
+    assert [m["username"] for m in JOIN_LINE.finditer(output)] == ["helen"]
+    assert "█" in output or "▀" in output or "▄" in output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [(["--chronicle", "Nowhere"], "no chronicle called 'Nowhere'"), (["nobody"], "nobody")],
+)
+def test_joinlinks_refuses_an_unknown_chronicle_or_user(args, message):
+    run("demo")
+
+    with pytest.raises(CommandError, match=message):
+        run("joinlinks", *args)

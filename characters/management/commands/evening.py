@@ -45,6 +45,12 @@ def qr_text(data: str) -> str:
     return out.getvalue()
 
 
+def join_link(user, base: str) -> str:
+    """A one-tap login link for ``user`` at ``base`` ("http://host:port"): a
+    django-sesame token of scope "join", valid for ``JOIN_LINK_MAX_AGE`` seconds."""
+    return base + reverse("join") + get_query_string(user, scope="join")
+
+
 class Command(BaseCommand):
     help = (
         "Migrate, collect static files, ensure the demo data, print one-tap join "
@@ -73,12 +79,10 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Narrator: {base}/"))
         self.stdout.write(f"Narrators' dashboard: {base}{reverse('narrate_index')}")
         self.stdout.write(f"Admin: {base}{reverse('admin:index')}")
-        join = base + reverse("join")
         users = get_user_model().objects.filter(username__in=[u.username for u in USERS])
         by_name = {user.username: user for user in users}
         for spec in USERS:
-            user = by_name[spec.username]
-            link = join + get_query_string(user, scope="join")
+            link = join_link(by_name[spec.username], base)
             self.stdout.write("")
             self.stdout.write(self.style.MIGRATE_HEADING(f"Join as {spec.username}: {link}"))
             self.stdout.write(qr_text(link), ending="")
