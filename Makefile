@@ -22,6 +22,7 @@ test: $(BIN)/.installed  ## every test: rules, consumers, admin, browser
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy --strict challenges/rules
 
 format: $(BIN)/.installed
 	$(BIN)/ruff format .
