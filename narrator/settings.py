@@ -170,6 +170,9 @@ SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", "0")
 
 # Websocket hardening: the largest frame a client may send, in bytes.
 WS_MAX_MESSAGE_BYTES = envint("WS_MAX_MESSAGE_BYTES", "4096")
+# Per-connection token bucket: actions per second sustained, and the burst allowed.
+WS_RATE = float(os.getenv("WS_RATE", "10"))
+WS_BURST = float(os.getenv("WS_BURST", "20"))
 
 LOGGING = {
     "version": 1,
