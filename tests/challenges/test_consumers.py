@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from channels.db import database_sync_to_async
@@ -103,7 +104,10 @@ async def test_the_defender_never_receives_the_challengers_throw_early(game):
     assert any("Helen has thrown" in f for f in before_reveal)
     await act(grady, action="challenge.throw", challenge=challenge.pk, throw="paper")
     after = await drain(narrator)
-    assert any("Scissors vs Paper" in f for f in after)
+    assert any(
+        re.search(r'data-side="challenger"[^>]*>Scissors</span> vs <span[^>]*>Paper<', f)
+        for f in after
+    )
     for communicator in (helen, grady, narrator):
         await communicator.disconnect()
 
