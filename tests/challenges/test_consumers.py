@@ -169,9 +169,9 @@ async def test_a_reconnecting_phone_gets_the_current_state(game):
     await helen.disconnect()
     await act(grady, action="challenge.throw", challenge=challenge.pk, throw="rock")
     helen, view = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
-    assert (
-        "you threw <strong>Paper</strong>" in view and "Grady threw <strong>Rock</strong>" in view
-    )
+    # Each throw shown is marked for the frame audit (challenges.audit).
+    assert re.search(r"you threw <strong data-throw=\"paper\"[^>]*>Paper</strong>", view)
+    assert re.search(r"Grady threw <strong data-throw=\"rock\"[^>]*>Rock</strong>", view)
     assert "You win!" in view
     await helen.disconnect()
     await grady.disconnect()
