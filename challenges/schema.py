@@ -14,10 +14,13 @@ their handling belongs to the consumer.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+log = logging.getLogger(__name__)
 
 HEARTBEAT = frozenset({"ping", "sync"})
 MAX_NUMBER = 10**6  # ids and Trait counts; far above any real value
@@ -36,14 +39,14 @@ class FrameRefused(Exception):
 def _number(value: Any) -> Any:
     # A JSON number or a form field's digits; never a bool, a float or "1e9".
     if isinstance(value, bool):
-        raise ValueError("not a number")
+        raise ValueError("must be a number")
     if isinstance(value, str):
         value = value.strip()
         if not value.isascii() or not value.isdigit() or len(value) > 7:
-            raise ValueError("not a number")
+            raise ValueError("must be a number")
         return int(value)
     if not isinstance(value, int):
-        raise ValueError("not a number")
+        raise ValueError("must be a number")
     return value
 
 
@@ -51,11 +54,11 @@ def _text(value: Any) -> Any:
     # PostgreSQL refuses NUL; lone surrogates (JSON "\ud800") cannot be stored at all.
     if isinstance(value, str):
         if _CONTROL.search(value):
-            raise ValueError("control characters")
+            raise ValueError("has control characters")
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValueError("invalid characters") from None
+            raise ValueError("has characters that cannot be stored") from None
     return value
 
 
@@ -69,13 +72,11 @@ def _flag(value: Any) -> bool:
         return value
     if isinstance(value, str) and len(value) <= 5:
         return value.lower() in ("on", "true", "1", "yes")
-    raise ValueError("not a yes/no value")
+    raise ValueError("must be yes or no")
 
 
 Number = Annotated[int, BeforeValidator(_number), Field(ge=0, le=MAX_NUMBER)]
-OptionalNumber = Annotated[
-    int | None, BeforeValidator(_number), BeforeValidator(_blank_is_none), Field(ge=0)
-]
+OptionalNumber = Annotated[Number | None, BeforeValidator(_blank_is_none)]
 
 
 def Text(limit: int) -> Any:  # noqa: N802 - reads as a type in the models
@@ -85,12 +86,7 @@ def Text(limit: int) -> Any:  # noqa: N802 - reads as a type in the models
 
 def OptionalText(limit: int) -> Any:  # noqa: N802
     """Like ``Text`` but may be missing or empty (then None)."""
-    return Annotated[
-        str | None,
-        BeforeValidator(_text),
-        BeforeValidator(_blank_is_none),
-        Field(default=None, min_length=1, max_length=limit),
-    ]
+    return Annotated[Text(limit) | None, BeforeValidator(_blank_is_none), Field(default=None)]
 
 
 Throw = Literal["rock", "paper", "scissors"]
@@ -179,6 +175,7 @@ _WORDS = {
     "extra_forbidden": "is not part of this action",
     "literal_error": "must be rock, paper or scissors",
     "string_too_long": "is too long",
+    "too_long": "is too long",
     "string_too_short": "is empty",
     "greater_than_equal": "is out of range",
     "less_than_equal": "is out of range",
@@ -192,6 +189,8 @@ def _plain(error: ValidationError) -> str:
     kind = first["type"]
     if kind in _WORDS:
         words = _WORDS[kind]
+    elif kind == "value_error":  # our validators' own words
+        words = str(first.get("ctx", {}).get("error", "is not valid"))
     elif name in ("challenge", "defender", "character", "difficulty", "count"):
         words = "must be a number"
     else:
@@ -233,4 +232,7 @@ def parse_frame(
         fields = schema.model_validate(message).model_dump(exclude={"HEADERS"})
     except ValidationError as error:
         raise FrameRefused(_plain(error), msg_id) from None
+    except Exception:  # a bug in a schema must refuse the frame, not kill the socket
+        log.exception("schema of %s failed on a frame", action)
+        raise FrameRefused("That message is not valid.", msg_id) from None
     return action, fields
