@@ -42,7 +42,7 @@ class TokenBucket:
         now = self.clock()
         self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.rate)
         self.updated = now
-        if self.tokens < cost:
+        if self.tokens + 1e-9 < cost:  # float sums: 0.1 s at 10/s is one token
             return False
         self.tokens -= cost
         return True

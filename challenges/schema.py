@@ -177,6 +177,7 @@ _WORDS = {
     "string_too_long": "is too long",
     "too_long": "is too long",
     "string_too_short": "is empty",
+    "too_short": "is empty",
     "greater_than_equal": "is out of range",
     "less_than_equal": "is out of range",
 }
@@ -221,7 +222,7 @@ def parse_frame(
     if not isinstance(message, dict):
         raise FrameRefused("That message is not an action.")
     action = message.get("action")
-    if action in HEARTBEAT:
+    if isinstance(action, str) and action in HEARTBEAT:
         return action, message
     raw_id = message.get("id")
     msg_id = raw_id if isinstance(raw_id, str) and 0 < len(raw_id) <= 64 else None

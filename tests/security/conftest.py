@@ -40,3 +40,9 @@ def make_world() -> dict:
 @pytest.fixture
 def world(db):
     return make_world()
+
+
+@pytest.fixture
+def game(db):
+    """Helen, Grady, their players, a narrator and an open session (seeds/000)."""
+    return evening()
