@@ -118,16 +118,27 @@ class Seat:
         return await asyncio.wait_for(future, 10)
 
     async def send(self, text: str | None = None, data: bytes | None = None) -> None:
-        await self.communicator.send_to(text_data=text, bytes_data=data)
+        # send_input, not send_to: an empty frame is a frame too.
+        message = {"type": "websocket.receive"}
+        message |= {"bytes": data} if data is not None else {"text": text}
+        await self.communicator.send_input(message)
 
     async def ping(self) -> None:
         """A heartbeat and its pong: every frame sent before it has been handled."""
         before = self.pongs
         await self.send('{"action": "ping"}')
+        deadline = time.monotonic() + 10
         while self.pongs == before and self.closed is None:
             self._pong.clear()
-            if self.pongs == before and self.closed is None:
-                await asyncio.wait_for(self._pong.wait(), 10)
+            if self.pongs != before or self.closed is not None:
+                break
+            try:
+                await asyncio.wait_for(self._pong.wait(), 0.1)
+            except TimeoutError:
+                if (error := self.crash()) is not None:
+                    raise AssertionError(f"the consumer crashed: {error!r}") from error
+                if time.monotonic() > deadline:
+                    raise
 
     def crash(self) -> BaseException | None:
         """The consumer's unhandled exception, if it died of one."""
