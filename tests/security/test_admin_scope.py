@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from challenges import services
 from characters.models import Character, Chronicle
+from tests.security.conftest import challenge_at
 
 pytestmark = pytest.mark.django_db
 
@@ -31,15 +32,7 @@ def _listed(client, model_url: str) -> set[str]:
 @pytest.fixture
 def played(world):
     """One challenge in each chronicle."""
-    services.challenge_open(
-        session=world["session"],
-        challenger=world["helen"],
-        defender=world["grady"],
-        category="physical",
-        bids=["Ferocious"],
-        user=world["helen_player"],
-        msg_id=uuid.uuid4().hex,
-    )
+    challenge_at(world, challenger=world["helen"], defender=world["grady"], stage="response")
     services.simple_test_open(
         session=world["other_session"],
         character=world["bea"],

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from challenges import services
 from challenges.audit import NARRATOR, Frame, scan
-from tests.security.conftest import make_world
+from tests.security.conftest import challenge_at, make_world
 from tests.security.wsrec import seat, snapshot
 
 PLAY = [
@@ -141,28 +141,8 @@ def _world_ids() -> dict:
     # Something to aim at, and throws that must stay hidden: Helen has thrown in
     # her challenge with Grady (not yet revealed); Bea has a simple test in the
     # other chronicle (the narrator's throw hidden).
-    challenge = services.challenge_open(
-        session=world["session"],
-        challenger=world["helen"],
-        defender=world["grady"],
-        category="physical",
-        bids=["Ferocious"],
-        user=world["helen_player"],
-        msg_id=uuid.uuid4().hex,
-    )
-    services.challenge_bid(
-        challenge_id=challenge.pk,
-        character=world["grady"],
-        bids=["Tough"],
-        user=world["grady_player"],
-        msg_id=uuid.uuid4().hex,
-    )
-    services.challenge_throw(
-        challenge_id=challenge.pk,
-        character=world["helen"],
-        throw="scissors",
-        user=world["helen_player"],
-        msg_id=uuid.uuid4().hex,
+    challenge = challenge_at(
+        world, challenger=world["helen"], defender=world["grady"], stage="thrown"
     )
     bea_test = services.simple_test_open(
         session=world["other_session"],

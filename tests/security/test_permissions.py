@@ -33,6 +33,7 @@ from django.urls import reverse
 
 from challenges import services
 from challenges.models import Challenge
+from tests.security.conftest import challenge_at
 from tests.security.wsrec import open_socket, snapshot
 
 ROLES = ["player", "other_player", "narrator", "other_narrator", "admin", "anonymous"]
@@ -53,15 +54,7 @@ def _user(world, role):
 
 # HTTP ------------------------------------------------------------------------
 def _helen_challenge(world) -> Challenge:
-    return services.challenge_open(
-        session=world["session"],
-        challenger=world["helen"],
-        defender=world["grady"],
-        category="physical",
-        bids=["Ferocious"],
-        user=world["helen_player"],
-        msg_id=uuid.uuid4().hex,
-    )
+    return challenge_at(world, challenger=world["helen"], defender=world["grady"], stage="response")
 
 
 URLS = {
@@ -164,60 +157,25 @@ def test_the_table_covers_every_named_url():
 # Each action targets Helen (her phone, her challenge) or this chronicle's
 # session. ``prepare`` builds the state the action needs and returns the frame;
 # ``changed`` says whether the target changed as the action intends.
-def _challenge(world, *, challenger, defender, stage: str) -> Challenge:
-    """An opposed challenge brought to ``stage`` through the services."""
-    players = {world["helen"].pk: world["helen_player"], world["grady"].pk: world["grady_player"]}
-    challenge = services.challenge_open(
-        session=world["session"],
-        challenger=challenger,
-        defender=defender,
-        category="physical",
-        bids=[{"Helen": "Ferocious", "Grady": "Tough"}[challenger.name]],
-        user=players[challenger.pk],
-        msg_id=uuid.uuid4().hex,
-    )
-    if stage == "response":
-        return challenge
-    services.challenge_bid(
-        challenge_id=challenge.pk,
-        character=defender,
-        bids=[{"Helen": "Quick", "Grady": "Resilient"}[defender.name]],
-        user=players[defender.pk],
-        msg_id=uuid.uuid4().hex,
-    )
-    if stage == "throws":
-        return challenge
-    for character in (challenger, defender):
-        services.challenge_throw(
-            challenge_id=challenge.pk,
-            character=character,
-            throw="rock",
-            user=players[character.pk],
-            msg_id=uuid.uuid4().hex,
-        )
-    assert stage == "declare_challenger"
-    return challenge
-
-
 def _prepare(world, action: str) -> tuple[dict, object]:
     """The frame of ``action`` aimed at Helen or this session, and the target."""
     helen, grady = world["helen"], world["grady"]
     if action == "challenge.open":
         return {"defender": str(grady.pk), "bid": "physical:Ferocious"}, None
     if action in ("challenge.bid", "challenge.relent"):
-        c = _challenge(world, challenger=grady, defender=helen, stage="response")
+        c = challenge_at(world, challenger=grady, defender=helen, stage="response")
         return {
             "challenge": str(c.pk),
             **({"bid": "Quick"} if action == "challenge.bid" else {}),
         }, c
     if action == "challenge.throw":
-        c = _challenge(world, challenger=helen, defender=grady, stage="throws")
+        c = challenge_at(world, challenger=helen, defender=grady, stage="throws")
         return {"challenge": str(c.pk), "throw": "paper"}, c
     if action == "challenge.declare":
-        c = _challenge(world, challenger=helen, defender=grady, stage="declare_challenger")
+        c = challenge_at(world, challenger=helen, defender=grady, stage="declare_challenger")
         return {"challenge": str(c.pk), "count": ""}, c
     if action == "challenge.void":
-        c = _challenge(world, challenger=helen, defender=grady, stage="throws")
+        c = challenge_at(world, challenger=helen, defender=grady, stage="throws")
         return {"challenge": str(c.pk), "reason": "a dispute"}, c
     if action == "session.resume":
         services.session_time_out(
