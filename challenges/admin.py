@@ -4,12 +4,14 @@ Only ``challenges.services`` writes these rows: it runs the rules engine, saves
 atomically and tells every phone. An edit made here would do none of that, so
 the admin shows challenges, tests, lost Traits and the append-only event
 history but never adds, changes or deletes them. Rulings go through the
-narrators' dashboard, where they are logged.
+narrators' dashboard, where they are logged. A staff narrator who is not a
+superuser sees only her chronicles' rows; client action ids only superusers.
 """
 
 from django.contrib import admin
 
 from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
+from characters.admin_scope import NarratedOnlyAdmin, RelatedOnly
 
 
 class ReadOnlyMixin:
@@ -62,9 +64,10 @@ class LossInline(ReadOnlyMixin, admin.TabularInline):
 
 
 @admin.register(Challenge)
-class ChallengeAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class ChallengeAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
     """Challenges by session, stage and outcome, with their tests and history."""
 
+    chronicle_path = "session__chronicle"
     list_display = [
         "__str__",
         "session",
@@ -75,7 +78,7 @@ class ChallengeAdmin(ReadOnlyMixin, admin.ModelAdmin):
         "is_attack",
         "created_at",
     ]
-    list_filter = ["kind", "stage", "outcome", "category", "session__chronicle"]
+    list_filter = ["kind", "stage", "outcome", "category", ("session__chronicle", RelatedOnly)]
     list_select_related = ["session__chronicle", "challenger", "defender"]
     search_fields = ["challenger__name", "defender__name", "stakes"]
     date_hierarchy = "created_at"
@@ -83,21 +86,23 @@ class ChallengeAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(TraitLoss)
-class TraitLossAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class TraitLossAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
     """Traits lost, per session: a new session restores them all."""
 
+    chronicle_path = "session__chronicle"
     list_display = ["character", "trait", "session", "challenge", "created_at"]
-    list_filter = ["session__chronicle", "session"]
+    list_filter = [("session__chronicle", RelatedOnly), ("session", RelatedOnly)]
     list_select_related = ["character", "trait", "session__chronicle", "challenge"]
     search_fields = ["character__name", "trait__name"]
 
 
 @admin.register(Event)
-class EventAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class EventAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
     """The append-only history of every session."""
 
+    chronicle_path = "session__chronicle"
     list_display = ["id", "created_at", "session", "challenge", "kind", "actor"]
-    list_filter = ["kind", "session__chronicle", "session"]
+    list_filter = ["kind", ("session__chronicle", RelatedOnly), ("session", RelatedOnly)]
     list_select_related = ["session__chronicle", "challenge", "actor"]
     search_fields = ["kind"]
 
@@ -110,3 +115,7 @@ class ClientActionAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ["action"]
     list_select_related = ["user"]
     search_fields = ["user__username", "msg_id"]
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        # Ids of every player's moves, across chronicles: superusers only.
+        return request.user.is_superuser

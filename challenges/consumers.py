@@ -8,7 +8,11 @@ either HTML fragments swapped in by id (the view) or JSON control frames:
 ``{"type": "error", "id": ..., "message": ...}`` and ``{"type": "pong"}``.
 On every (re)connect the client gets its full current view.
 
-Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play.
+Every frame is checked by ``challenges.schema`` (shape) and a per-connection
+``challenges.ratelimit.TokenBucket`` before it reaches a service.
+
+Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
+4429 too many messages (a flood).
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from challenges import services, views
+from challenges import schema, services, views
+from challenges.ratelimit import ACTION_COST, HEARTBEAT_COST, TokenBucket
 from challenges.realtime import character_group, narrators_group, session_group
 from challenges.rules import RulesError
 
 log = logging.getLogger(__name__)
+
+
+FLOOD_MESSAGE = "Too many messages at once: this connection is closed and will reconnect."
 
 
 class BadMessage(Exception):
@@ -54,6 +62,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
     """Shared frame handling: size cap, JSON parsing, dispatch, acks and errors."""
 
     actions: dict[str, str] = {}  # action name -> method name
+    bucket: TokenBucket | None = None  # this connection's rate limit, made on first frame
+    flooded = False
 
     async def join(self, *groups: str) -> None:
         self.joined = list(groups)
@@ -68,29 +78,38 @@ class BaseConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(payload))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
-        raw = text_data if text_data is not None else ""
+        # Entry checks before anything else: the frame's shape (challenges.schema)
+        # and this connection's rate (challenges.ratelimit). A flood gets one
+        # error, then the socket is closed with 4429; later frames are dropped.
+        if self.flooded:
+            return
+        try:
+            action, message = schema.parse_frame(text_data, bytes_data, allowed=set(self.actions))
+            refused = None
+        except schema.FrameRefused as error:
+            action, message, refused = None, {}, error
+        if self.bucket is None:
+            self.bucket = TokenBucket(rate=settings.WS_RATE, burst=settings.WS_BURST)
+        if not self.bucket.take(HEARTBEAT_COST if action in schema.HEARTBEAT else ACTION_COST):
+            self.flooded = True
+            msg_id = refused.msg_id if refused else message.get("id")
+            msg_id = msg_id if isinstance(msg_id, str) else None
+            await self.send_json({"type": "error", "id": msg_id, "message": FLOOD_MESSAGE})
+            await self.close(code=4429)
+            return
+        if refused is not None:
+            await self.send_json({"type": "error", "id": refused.msg_id, "message": str(refused)})
+            return
         msg_id = None
         try:
-            if bytes_data is not None or len(raw.encode()) > settings.WS_MAX_MESSAGE_BYTES:
-                raise BadMessage("That message is too large or not text.")
-            try:
-                message = json.loads(raw)
-            except ValueError:
-                raise BadMessage("That message is not valid JSON.") from None
-            if not isinstance(message, dict):
-                raise BadMessage("That message is not an action.")
-            action = message.get("action")
             if action == "ping":
                 await self.send_json({"type": "pong"})
                 return
             if action == "sync":
                 await self.send_view()
                 return
-            msg_id = _field(message, "id", str, limit=64)
-            handler = self.actions.get(action) if isinstance(action, str) else None
-            if handler is None:
-                raise BadMessage("Unknown action.")
-            await getattr(self, handler)(message, msg_id)
+            msg_id = message["id"]
+            await getattr(self, self.actions[action])(message, msg_id)
         except services.AlreadyDone:
             await self.send_json({"type": "ack", "id": msg_id, "status": "already_done"})
             return

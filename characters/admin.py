@@ -5,6 +5,8 @@ page. Nonsense is refused with a form error, not an IntegrityError: a Trait
 without a category or with a count below 1 (model validators), and a name twice
 on one sheet (the formsets below). Sessions are started by the chronicle action,
 which ends the open one, so lost Traits come back; time out is the dashboard's.
+A staff narrator who is not a superuser sees only her chronicles' objects
+(``characters.admin_scope``).
 """
 
 from django.contrib import admin, messages
@@ -16,8 +18,9 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from challenges.rules import Category
+from characters.admin_scope import NarratedOnlyAdmin, RelatedOnly
 from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
-from characters.services import session_start
+from characters.services import join_links_revoke, session_start
 
 
 class UniqueNameFormSet(BaseInlineFormSet):
@@ -88,15 +91,16 @@ def _category_total(category: Category) -> Coalesce:
 
 
 @admin.register(Character)
-class CharacterAdmin(admin.ModelAdmin):
+class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     """Characters by chronicle and player; the whole sheet on one page."""
 
     list_display = ["name", "chronicle", "player", "physical", "social", "mental", "health"]
-    list_filter = ["chronicle", "player"]
+    list_filter = [("chronicle", RelatedOnly), ("player", RelatedOnly)]
     list_select_related = ["chronicle", "player"]
     search_fields = ["name", "concept", "player__username", "traits__name"]
     fields = ["chronicle", "name", "player", "concept", "health", "notes"]
     inlines = [TraitInline, AbilityInline]
+    actions = ["revoke_join_links"]
 
     def get_queryset(self, request):
         return (
@@ -108,6 +112,22 @@ class CharacterAdmin(admin.ModelAdmin):
                 mental_total=_category_total(Category.MENTAL),
             )
         )
+
+    @admin.action(description="Revoke join links", permissions=["change"])
+    def revoke_join_links(self, request, queryset) -> None:
+        """Every one-tap join link of the selected characters' players stops
+        working (and browsers logged in by one are logged out); new links work."""
+        players = {c.player for c in queryset.select_related("player") if c.player is not None}
+        for player in sorted(players, key=lambda p: p.get_username()):
+            ended = join_links_revoke(user=player)
+            self.message_user(
+                request,
+                f"Join links of {player.get_username()} revoked"
+                + (f"; {ended} browser(s) logged out." if ended else "."),
+                messages.SUCCESS,
+            )
+        if not players:
+            self.message_user(request, "None of these characters has a player.", messages.WARNING)
 
     @admin.display(description="Physical", ordering="physical_total")
     def physical(self, obj: Character) -> int:
@@ -137,9 +157,10 @@ class SessionInline(admin.TabularInline):
 
 
 @admin.register(Chronicle)
-class ChronicleAdmin(admin.ModelAdmin):
+class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     """Chronicles with their narrators and ruleset; starts new sessions."""
 
+    chronicle_path = ""
     list_display = ["name", "ruleset", "open_session_link", "characters_count"]
     search_fields = ["name"]
     filter_horizontal = ["narrators"]
@@ -148,6 +169,12 @@ class ChronicleAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(characters_total=Count("characters"))
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        # A narrator who creates a chronicle narrates it (else she could not see it).
+        if not change and not request.user.is_superuser:
+            form.instance.narrators.add(request.user)
 
     @admin.display(description="open session")
     def open_session_link(self, obj: Chronicle) -> str:
@@ -224,12 +251,12 @@ class OpenFilter(admin.SimpleListFilter):
 
 
 @admin.register(GameSession)
-class GameSessionAdmin(admin.ModelAdmin):
+class GameSessionAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     """Sessions and who is present. Started by the chronicle action; time out
     belongs to the narrators' dashboard, which tells every phone."""
 
     list_display = ["__str__", "chronicle", "started_at", "ended_at", "time_out", "present"]
-    list_filter = [OpenFilter, "chronicle", "time_out"]
+    list_filter = [OpenFilter, ("chronicle", RelatedOnly), "time_out"]
     list_select_related = ["chronicle"]
     search_fields = ["name", "chronicle__name"]
     fields = ["chronicle", "name", "started_at", "ended_at", "time_out", "time_out_since"]
@@ -249,12 +276,13 @@ class GameSessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Presence)
-class PresenceAdmin(admin.ModelAdmin):
+class PresenceAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     """Every presence, by session and chronicle."""
 
+    chronicle_path = "session__chronicle"
     form = PresenceForm
     list_display = ["character", "session", "health", "arrived_at"]
-    list_filter = ["session__chronicle", "health"]
+    list_filter = [("session__chronicle", RelatedOnly), "health"]
     list_select_related = ["character", "session__chronicle"]
     search_fields = ["character__name", "session__name"]
     readonly_fields = ["arrived_at"]

@@ -179,3 +179,16 @@ class Presence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.character} at {self.session}"
+
+
+class JoinLinkRevocation(models.Model):
+    """When a narrator last revoked a user's one-tap join links: every link made
+    before ``revoked_at`` is refused at the join view (``characters.backends``)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="join_link_revocation"
+    )
+    revoked_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"join links of {self.user} revoked at {self.revoked_at:%Y-%m-%d %H:%M:%S}"

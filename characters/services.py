@@ -150,3 +150,30 @@ def presence_join(*, session: GameSession, character: Character) -> Presence:
         session=session, character=character, defaults={"health": character.health}
     )
     return presence
+
+
+JOIN_BACKEND = "characters.backends.JoinLinkBackend"
+
+
+def join_links_revoke(*, user) -> int:
+    """Revoke every one-tap join link handed out to ``user`` so far, and log out
+    the browsers that came in through one. Links made afterwards work.
+
+    Returns how many logged-in browsers (Django sessions) were ended. An open
+    websocket stays open until it reconnects. Used by the admin action "Revoke
+    join links" and ``manage.py joinlinks --revoke``.
+    """
+    from django.contrib.auth import BACKEND_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.models import Session
+
+    from characters.models import JoinLinkRevocation
+
+    now = timezone.now()
+    JoinLinkRevocation.objects.update_or_create(user=user, defaults={"revoked_at": now})
+    ended = []
+    for session in Session.objects.filter(expire_date__gt=now).iterator():
+        data = session.get_decoded()
+        if data.get(SESSION_KEY) == str(user.pk) and data.get(BACKEND_SESSION_KEY) == JOIN_BACKEND:
+            ended.append(session.pk)
+    Session.objects.filter(pk__in=ended).delete()
+    return len(ended)

@@ -132,7 +132,8 @@ else:
 
 AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
-    "sesame.backends.ModelBackend",
+    # django-sesame's backend plus revocation by a narrator (characters.backends).
+    "characters.backends.JoinLinkBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -167,9 +168,18 @@ SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", "False")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "False")
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", "0")
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", "False")
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", "False")
+# The load balancer's liveness probe speaks plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# A join link's token must not leak to another site through the Referer header.
+SECURE_REFERRER_POLICY = "same-origin"
 
 # Websocket hardening: the largest frame a client may send, in bytes.
 WS_MAX_MESSAGE_BYTES = envint("WS_MAX_MESSAGE_BYTES", "4096")
+# Per-connection token bucket: actions per second sustained, and the burst allowed.
+WS_RATE = float(os.getenv("WS_RATE", "10"))
+WS_BURST = float(os.getenv("WS_BURST", "20"))
 
 LOGGING = {
     "version": 1,

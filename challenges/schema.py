@@ -1,0 +1,239 @@
+"""The shape of every client frame, checked before it reaches a service.
+
+A client frame is a JSON object ``{"id": str, "action": str, ...fields}``; htmx's
+websocket extension sends a form's fields, so numbers may come as strings of
+digits ("12"). Each action has one pydantic model below: its fields, their types
+and lengths; any other key is refused. ``parse_frame`` turns raw text into
+``(action, fields)`` or raises ``FrameRefused`` with a message in plain words,
+before any database work, so a refused frame changes nothing.
+
+``ping`` and ``sync`` (the heartbeat) are only checked for being JSON objects:
+their handling belongs to the consumer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT = frozenset({"ping", "sync"})
+MAX_NUMBER = 10**6  # ids and Trait counts; far above any real value
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class FrameRefused(Exception):
+    """A frame that is not a well-formed action; ``str()`` is shown to the player.
+    ``msg_id`` is the frame's id when one could be read (for the error reply)."""
+
+    def __init__(self, message: str, msg_id: str | None = None):
+        super().__init__(message)
+        self.msg_id = msg_id
+
+
+def _number(value: Any) -> Any:
+    # A JSON number or a form field's digits; never a bool, a float or "1e9".
+    if isinstance(value, bool):
+        raise ValueError("must be a number")
+    if isinstance(value, str):
+        value = value.strip()
+        if not value.isascii() or not value.isdigit() or len(value) > 7:
+            raise ValueError("must be a number")
+        return int(value)
+    if not isinstance(value, int):
+        raise ValueError("must be a number")
+    return value
+
+
+def _text(value: Any) -> Any:
+    # PostgreSQL refuses NUL; lone surrogates (JSON "\ud800") cannot be stored at all.
+    if isinstance(value, str):
+        if _CONTROL.search(value):
+            raise ValueError("has control characters")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("has characters that cannot be stored") from None
+    return value
+
+
+def _blank_is_none(value: Any) -> Any:
+    return None if value == "" else value
+
+
+def _flag(value: Any) -> bool:
+    # An htmx checkbox sends "on" when ticked and nothing otherwise.
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and len(value) <= 5:
+        return value.lower() in ("on", "true", "1", "yes")
+    raise ValueError("must be yes or no")
+
+
+Number = Annotated[int, BeforeValidator(_number), Field(ge=0, le=MAX_NUMBER)]
+OptionalNumber = Annotated[Number | None, BeforeValidator(_blank_is_none)]
+
+
+def Text(limit: int) -> Any:  # noqa: N802 - reads as a type in the models
+    """A non-empty string of at most ``limit`` characters, no control characters."""
+    return Annotated[str, BeforeValidator(_text), Field(min_length=1, max_length=limit)]
+
+
+def OptionalText(limit: int) -> Any:  # noqa: N802
+    """Like ``Text`` but may be missing or empty (then None)."""
+    return Annotated[Text(limit) | None, BeforeValidator(_blank_is_none), Field(default=None)]
+
+
+Throw = Literal["rock", "paper", "scissors"]
+OptionalThrow = Annotated[Throw | None, BeforeValidator(_blank_is_none)]
+
+
+class Action(BaseModel):
+    """Fields every action has: its client message id (kept until acknowledged)."""
+
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+
+    action: str
+    id: Text(64)
+    # htmx's ws extension may add its request headers; the server ignores them.
+    HEADERS: dict[str, Any] | None = None
+
+
+class ChallengeOpen(Action):
+    """A player challenges a present character: ``bid`` is "category:Trait" (the
+    phone's buttons) or a Trait name with ``category``."""
+
+    defender: Number
+    bid: Text(120)
+    category: OptionalText(20)
+    is_attack: Annotated[bool, BeforeValidator(_flag)] = False
+    stakes: OptionalText(300)
+
+
+class ChallengeBid(Action):
+    challenge: Number
+    bid: Text(100)
+
+
+class ChallengeRelent(Action):
+    challenge: Number
+
+
+class ChallengeThrow(Action):
+    challenge: Number
+    throw: Throw
+
+
+class ChallengeDeclare(Action):
+    challenge: Number
+    count: OptionalNumber = None
+
+
+class SessionSwitch(Action):
+    """Time out or Resume: nothing but the id."""
+
+
+class StaticOpen(Action):
+    character: Number
+    category: Text(20)
+    difficulty: Number
+    narrator_throw: OptionalThrow = None
+    stakes: OptionalText(300)
+
+
+class SimpleOpen(Action):
+    character: Number
+    narrator_throw: OptionalThrow = None
+    stakes: OptionalText(300)
+
+
+class ChallengeVoid(Action):
+    challenge: Number
+    reason: OptionalText(300)
+
+
+SCHEMAS: dict[str, type[Action]] = {
+    "challenge.open": ChallengeOpen,
+    "challenge.bid": ChallengeBid,
+    "challenge.relent": ChallengeRelent,
+    "challenge.throw": ChallengeThrow,
+    "challenge.declare": ChallengeDeclare,
+    "session.time_out": SessionSwitch,
+    "session.resume": SessionSwitch,
+    "static.open": StaticOpen,
+    "simple.open": SimpleOpen,
+    "challenge.void": ChallengeVoid,
+}
+
+_WORDS = {
+    "missing": "is missing",
+    "extra_forbidden": "is not part of this action",
+    "literal_error": "must be rock, paper or scissors",
+    "string_too_long": "is too long",
+    "too_long": "is too long",
+    "string_too_short": "is empty",
+    "too_short": "is empty",
+    "greater_than_equal": "is out of range",
+    "less_than_equal": "is out of range",
+}
+
+
+def _plain(error: ValidationError) -> str:
+    """The first problem of a pydantic error, in words: "'challenge' must be a number."."""
+    first = error.errors(include_url=False)[0]
+    name = ".".join(str(part) for part in first["loc"][:1]) or "message"
+    kind = first["type"]
+    if kind in _WORDS:
+        words = _WORDS[kind]
+    elif kind == "value_error":  # our validators' own words
+        words = str(first.get("ctx", {}).get("error", "is not valid"))
+    elif name in ("challenge", "defender", "character", "difficulty", "count"):
+        words = "must be a number"
+    else:
+        words = "is not valid"
+    return f"'{name}' {words}."
+
+
+def parse_frame(
+    text_data: str | None, bytes_data: bytes | None, *, allowed: frozenset[str] | set[str]
+) -> tuple[str, dict[str, Any]]:
+    """Check one client frame: text of at most ``WS_MAX_MESSAGE_BYTES`` bytes, a
+    JSON object, an action in ``allowed`` (or the heartbeat) with exactly its
+    fields. Returns ``(action, fields)``: for an action the validated fields
+    (numbers as ``int``, blanks as None); for ``ping``/``sync`` the raw object.
+    Raises ``FrameRefused`` (with the frame's id when readable)."""
+    from django.conf import settings
+
+    if bytes_data is not None or text_data is None:
+        raise FrameRefused("That message is too large or not text.")
+    if len(text_data) > settings.WS_MAX_MESSAGE_BYTES or (
+        len(text_data.encode("utf-8", "surrogatepass")) > settings.WS_MAX_MESSAGE_BYTES
+    ):
+        raise FrameRefused("That message is too large or not text.")
+    try:
+        message = json.loads(text_data)
+    except (ValueError, RecursionError):
+        raise FrameRefused("That message is not valid JSON.") from None
+    if not isinstance(message, dict):
+        raise FrameRefused("That message is not an action.")
+    action = message.get("action")
+    if isinstance(action, str) and action in HEARTBEAT:
+        return action, message
+    raw_id = message.get("id")
+    msg_id = raw_id if isinstance(raw_id, str) and 0 < len(raw_id) <= 64 else None
+    schema = SCHEMAS.get(action) if isinstance(action, str) else None
+    if schema is None or action not in allowed:
+        raise FrameRefused("Unknown action.", msg_id)
+    try:
+        fields = schema.model_validate(message).model_dump(exclude={"HEADERS"})
+    except ValidationError as error:
+        raise FrameRefused(_plain(error), msg_id) from None
+    except Exception:  # a bug in a schema must refuse the frame, not kill the socket
+        log.exception("schema of %s failed on a frame", action)
+        raise FrameRefused("That message is not valid.", msg_id) from None
+    return action, fields

@@ -1,0 +1,314 @@
+"""Websocket entry checks: the Origin of the handshake, the shape of each frame,
+and the per-connection rate limit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+
+from challenges.models import Challenge
+from challenges.ratelimit import TokenBucket
+from challenges.schema import SCHEMAS, FrameRefused, parse_frame
+from narrator.wsorigin import origin_allowed
+from tests.challenges.wsutil import act
+from tests.security.wsrec import open_socket, snapshot
+
+
+# Origin ----------------------------------------------------------------------
+def _scope(origin: str | None, host: str = "192.168.1.20:8000") -> dict:
+    headers = [(b"host", host.encode())]
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    return {"type": "websocket", "headers": headers}
+
+
+@pytest.mark.parametrize(
+    "origin, host, allowed",
+    [
+        ("http://192.168.1.20:8000", "192.168.1.20:8000", True),
+        ("https://narrator.example.org", "narrator.example.org", True),
+        ("https://narrator.example.org:443", "narrator.example.org", True),
+        ("http://narrator.example.org", "narrator.example.org:80", True),
+        ("HTTP://Narrator.Example.org", "narrator.example.org", True),
+        (None, "192.168.1.20:8000", True),  # not a browser: carries no victim's cookie
+        ("http://evil.example.com", "192.168.1.20:8000", False),
+        ("http://192.168.1.20:9000", "192.168.1.20:8000", False),
+        ("http://192.168.1.20", "192.168.1.20:8000", False),
+        ("http://narrator.example.org.evil.com", "narrator.example.org", False),
+        ("null", "192.168.1.20:8000", False),
+        ("file://", "192.168.1.20:8000", False),
+        ("http://192.168.1.20:notaport", "192.168.1.20:8000", False),
+        ("http://192.168.1.20:8000", "", False),
+    ],
+)
+def test_a_handshake_is_allowed_only_from_the_same_host_and_port(origin, host, allowed):
+    assert origin_allowed(_scope(origin, host)) is allowed
+
+
+def test_an_origin_listed_in_csrf_trusted_origins_is_allowed(settings):
+    settings.CSRF_TRUSTED_ORIGINS = ["https://narrator.example.org", "https://*.larp.example"]
+    assert origin_allowed(_scope("https://narrator.example.org", "app1:8000"))
+    assert origin_allowed(_scope("https://tablet.larp.example", "app1:8000"))
+    assert not origin_allowed(_scope("http://narrator.example.org", "app1:8000"))
+    assert not origin_allowed(_scope("https://larp.example.evil.org", "app1:8000"))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_cross_site_page_cannot_open_a_players_socket_even_with_her_cookie(game):
+    path = f"/ws/play/{game['helen'].pk}/"
+    socket, first = await open_socket(path, game["helen_player"], origin=b"http://evil.example")
+    assert first == "refused"  # closed before accept: the handshake fails
+    socket, first = await open_socket(path, game["helen_player"])
+    assert "Ferocious" in first
+    await socket.disconnect()
+
+
+# Frame schema ---------------------------------------------------------------------
+ALL = frozenset(SCHEMAS)
+
+
+def _frame(**fields) -> str:
+    return json.dumps({"id": "m1", **fields})
+
+
+@pytest.mark.parametrize(
+    "text, action, expected",
+    [
+        (
+            _frame(action="challenge.open", defender="3", bid="physical:Quick", is_attack="on"),
+            "challenge.open",
+            {"defender": 3, "bid": "physical:Quick", "is_attack": True, "stakes": None},
+        ),
+        (
+            _frame(action="challenge.bid", challenge=12, bid="Tough"),
+            "challenge.bid",
+            {"challenge": 12},
+        ),
+        (_frame(action="challenge.relent", challenge="12"), "challenge.relent", {"challenge": 12}),
+        (
+            _frame(action="challenge.throw", challenge="12", throw="rock"),
+            "challenge.throw",
+            {"throw": "rock"},
+        ),
+        (
+            _frame(action="challenge.declare", challenge="12", count=""),
+            "challenge.declare",
+            {"count": None},
+        ),
+        (_frame(action="session.time_out"), "session.time_out", {"id": "m1"}),
+        (
+            _frame(action="static.open", character="4", category="mental", difficulty="5"),
+            "static.open",
+            {"difficulty": 5, "narrator_throw": None},
+        ),
+        (
+            _frame(action="simple.open", character="4", narrator_throw="paper", stakes=""),
+            "simple.open",
+            {"narrator_throw": "paper", "stakes": None},
+        ),
+        (
+            _frame(action="challenge.void", challenge="9", HEADERS={"HX-Request": "true"}),
+            "challenge.void",
+            {"challenge": 9, "reason": None},
+        ),
+        ('{"action": "ping", "anything": [1]}', "ping", {"anything": [1]}),
+    ],
+)
+def test_well_formed_frames_come_out_typed(text, action, expected):
+    got_action, fields = parse_frame(text, None, allowed=ALL)
+    assert got_action == action
+    assert {k: fields[k] for k in expected} == expected
+    assert "HEADERS" not in fields
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (None, "not text"),
+        ("x" * 5000, "too large"),
+        ("é" * 2100, "too large"),  # 4200 bytes
+        ("not json", "not valid JSON"),
+        ("[" * 3000 + "]" * 3000, "too large"),
+        ("[" * 2000 + "]" * 2000, "not valid JSON"),  # deeper than Python's recursion
+        ("[1, 2]", "not an action"),
+        ('"challenge.throw"', "not an action"),
+        (_frame(action="challenge.explode"), "Unknown action."),
+        (_frame(action=["challenge.throw"]), "Unknown action."),
+        (json.dumps({"action": "challenge.relent", "challenge": 1}), "'id' is missing."),
+        (json.dumps({"id": "", "action": "challenge.relent", "challenge": 1}), "'id' is empty."),
+        (json.dumps({"id": 5, "action": "challenge.relent", "challenge": 1}), "'id' is not valid."),
+        (
+            json.dumps({"id": "x" * 65, "action": "challenge.relent", "challenge": 1}),
+            "'id' is too long.",
+        ),
+        (_frame(action="challenge.relent"), "'challenge' is missing."),
+        (_frame(action="challenge.relent", challenge="a"), "'challenge' must be a number."),
+        (_frame(action="challenge.relent", challenge=True), "'challenge' must be a number."),
+        (_frame(action="challenge.relent", challenge=1.5), "'challenge' must be a number."),
+        (_frame(action="challenge.relent", challenge="1e9"), "'challenge' must be a number."),
+        (_frame(action="challenge.relent", challenge="١٢"), "'challenge' must be a number."),
+        (_frame(action="challenge.relent", challenge=-1), "'challenge' is out of range."),
+        (_frame(action="challenge.relent", challenge=10**30), "'challenge' is out of range."),
+        (_frame(action="challenge.relent", challenge=[1]), "'challenge' must be a number."),
+        (
+            _frame(action="challenge.relent", challenge=1, bid="x"),
+            "'bid' is not part of this action.",
+        ),
+        (
+            _frame(action="challenge.throw", challenge=1, throw="Spock"),
+            "must be rock, paper or scissors",
+        ),
+        (_frame(action="challenge.bid", challenge=1, bid=""), "'bid' is empty."),
+        (_frame(action="challenge.bid", challenge=1, bid="x" * 101), "'bid' is too long."),
+        (_frame(action="challenge.bid", challenge=1, bid=["a", "b"]), "'bid' is not valid."),
+        (_frame(action="challenge.bid", challenge=1, bid="Tough\x00"), "has control characters"),
+        (
+            _frame(action="challenge.open", defender=1, bid="physical:Quick", stakes="\ud800"),
+            "cannot be stored",
+        ),
+        (
+            _frame(action="challenge.open", defender=1, bid="physical:Quick", is_attack={}),
+            "'is_attack' must be yes or no.",
+        ),
+        (_frame(action="challenge.declare", challenge=1, count="-3"), "'count' must be a number."),
+        (_frame(action="static.open", character=1, category="mental"), "'difficulty' is missing."),
+    ],
+)
+def test_malformed_frames_are_refused_in_plain_words(text, message):
+    with pytest.raises(FrameRefused) as refused:
+        parse_frame(text, None, allowed=ALL)
+    assert message in str(refused.value)
+
+
+def test_a_bytes_frame_is_refused():
+    with pytest.raises(FrameRefused, match="not text"):
+        parse_frame(None, b'{"action": "ping"}', allowed=ALL)
+
+
+def test_an_action_of_the_other_consumer_is_unknown_here():
+    text = _frame(action="session.time_out")
+    with pytest.raises(FrameRefused, match="Unknown action") as refused:
+        parse_frame(text, None, allowed={"challenge.throw"})
+    assert refused.value.msg_id == "m1"  # so the phone can match the error to its action
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_refused_frame_answers_with_an_error_and_changes_nothing(game):
+    helen, _ = await open_socket(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    before = await snapshot()
+    frame = _frame(action="challenge.open", defender=str(game["grady"].pk), bid="physical:Quick")
+    wrong_type = _frame(action="challenge.open", defender=True, bid="physical:Quick")
+    for bad in (frame.replace('"m1"', '"m1", "extra": 1'), wrong_type):
+        await helen.send_to(text_data=bad)
+        reply = json.loads(await helen.receive_from(timeout=5))
+        assert reply["type"] == "error" and reply["id"] == "m1", reply
+    assert await snapshot() == before
+    reply, _ = await act(helen, "m1", **json.loads(frame))  # the same id, well formed: applied
+    assert reply == {"type": "ack", "id": "m1", "status": "ok"}
+    await helen.disconnect()
+
+
+# Rate limit -----------------------------------------------------------------------
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_bucket_allows_its_burst_then_its_rate():
+    clock = FakeClock()
+    bucket = TokenBucket(rate=10, burst=20, clock=clock)
+    assert all(bucket.take() for _ in range(20))
+    assert not bucket.take()
+    clock.now += 0.1  # one token back
+    assert bucket.take() and not bucket.take()
+    clock.now += 60  # refills to the burst, no further
+    assert sum(bucket.take() for _ in range(30)) == 20
+
+
+def test_a_heartbeat_costs_a_quarter_of_an_action():
+    bucket = TokenBucket(rate=1, burst=1, clock=FakeClock())
+    assert all(bucket.take(0.25) for _ in range(4))
+    assert not bucket.take(0.25)
+
+
+def test_a_bucket_refuses_nonsense_settings():
+    with pytest.raises(ValueError, match="positive rate"):
+        TokenBucket(rate=0, burst=5)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_flood_is_closed_within_a_second_while_another_phone_keeps_its_pace(game):
+    """100 frames a second from Helen's phone: she gets one error, then close
+    4429 within 1 s; meanwhile Grady's phone still gets its actions answered."""
+    helen, _ = await open_socket(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    grady, _ = await open_socket(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
+
+    async def flood() -> None:
+        for n in range(100):
+            frame = _frame(action="challenge.relent", challenge=999_999).replace("m1", f"f{n}")
+            await helen.send_to(text_data=frame)
+            await asyncio.sleep(0.01)
+
+    async def grady_round_trips() -> list[float]:
+        latencies = []
+        for n in range(10):
+            msg_id = f"g{n}"
+            started = time.monotonic()
+            await grady.send_to(
+                text_data=_frame(action="challenge.relent", challenge=999_999).replace("m1", msg_id)
+            )
+            while True:
+                reply = json.loads(await grady.receive_from(timeout=5))
+                if reply.get("id") == msg_id:
+                    break
+            assert reply["type"] == "error" and "no such challenge" in reply["message"]
+            latencies.append(time.monotonic() - started)
+            await asyncio.sleep(0.1)
+        return latencies
+
+    async def watch_helen() -> tuple[float, int, dict | None]:
+        error = None
+        while True:
+            output = await helen.receive_output(timeout=5)
+            if output["type"] == "websocket.close":
+                return time.monotonic(), output["code"], error
+            if "Too many messages" in output.get("text", ""):
+                error = json.loads(output["text"])
+
+    started = time.monotonic()
+    flood_task = asyncio.create_task(flood())
+    watch_task = asyncio.create_task(watch_helen())
+    latencies = await grady_round_trips()
+    await flood_task
+    closed_at, code, error = await watch_task
+    print(
+        f"\nflood closed after {closed_at - started:.3f} s; other phone's round trips "
+        + ", ".join(f"{latency * 1000:.0f} ms" for latency in latencies)
+    )
+    assert code == 4429 and error["type"] == "error"
+    assert closed_at - started < 1.0
+    assert max(latencies) < 1.0  # generous: the point is that Grady is answered at all
+    assert await database_sync_to_async(Challenge.objects.count)() == 0
+    await grady.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_steady_player_is_never_throttled(game, settings):
+    """Twelve heartbeats and eight actions in a row (a busy phone after waking)
+    stay well inside the burst."""
+    helen, _ = await open_socket(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    for _ in range(12):
+        await helen.send_to(text_data='{"action": "ping"}')
+        assert json.loads(await helen.receive_from(timeout=5)) == {"type": "pong"}
+    for _ in range(8):
+        reply, _ = await act(helen, msg_id=uuid.uuid4().hex, action="challenge.relent", challenge=1)
+        assert "no such challenge" in reply["message"]
+    await helen.disconnect()

@@ -1,0 +1,315 @@
+"""Role × action × ownership: who may open which page and do what on a socket.
+
+The six roles, relative to Helen (a character of "Test Chronicle") and that
+chronicle's open session:
+
+- ``player``: Helen's player.
+- ``other_player``: Cain's player, another player of the same chronicle.
+- ``narrator``: a narrator of this chronicle (staff, with the demo narrator's
+  model permissions: view everything, edit sheets and presences).
+- ``other_narrator``: a narrator of another chronicle only (same permissions).
+- ``admin``: a superuser. She narrates every chronicle (dashboard, admin) but
+  plays no one's character: a phone belongs to its player alone.
+- ``anonymous``: not logged in. Pages redirect to the login page, sockets
+  close with 4401.
+
+What each role gets is written out in the tables below ("ok", "login",
+"denied"), decided as follows: a phone (``/play/``, ``/ws/play/``) is its
+player's only; a narrator may not throw, bid or declare for a player (her
+dashboard has no such action and a phone refuses her); a dashboard and its
+actions are for narrators of that chronicle and superusers; the admin shows a
+staff narrator her own chronicles' objects only.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import Client
+from django.urls import reverse
+
+from challenges import services
+from challenges.models import Challenge
+from tests.security.conftest import challenge_at
+from tests.security.wsrec import open_socket, snapshot
+
+ROLES = ["player", "other_player", "narrator", "other_narrator", "admin", "anonymous"]
+USER_OF = {
+    "player": "helen_player",
+    "other_player": "cain_player",
+    "narrator": "narrator",
+    "other_narrator": "other_narrator",
+    "admin": "admin",
+    "anonymous": None,
+}
+
+
+def _user(world, role):
+    key = USER_OF[role]
+    return world[key] if key else None
+
+
+# HTTP ------------------------------------------------------------------------
+def _helen_challenge(world) -> Challenge:
+    return challenge_at(world, challenger=world["helen"], defender=world["grady"], stage="response")
+
+
+URLS = {
+    "home": lambda w: reverse("home"),
+    "play Helen": lambda w: reverse("play", args=[w["helen"].pk]),
+    "narrate index": lambda w: reverse("narrate_index"),
+    "narrate this session": lambda w: reverse("narrate", args=[w["session"].pk]),
+    "admin index": lambda w: reverse("admin:index"),
+    "admin chronicles": lambda w: reverse("admin:characters_chronicle_changelist"),
+    "admin characters": lambda w: reverse("admin:characters_character_changelist"),
+    "admin sessions": lambda w: reverse("admin:characters_gamesession_changelist"),
+    "admin challenges": lambda w: reverse("admin:challenges_challenge_changelist"),
+    "admin this chronicle": lambda w: reverse(
+        "admin:characters_chronicle_change", args=[w["chronicle"].pk]
+    ),
+    "admin Helen": lambda w: reverse("admin:characters_character_change", args=[w["helen"].pk]),
+    "admin this session": lambda w: reverse(
+        "admin:characters_gamesession_change", args=[w["session"].pk]
+    ),
+    "admin Helen's challenge": lambda w: reverse(
+        "admin:challenges_challenge_change", args=[_helen_challenge(w).pk]
+    ),
+    "admin client actions": lambda w: reverse("admin:challenges_clientaction_changelist"),
+    "healthz": lambda w: reverse("healthz"),
+    "login": lambda w: reverse("login"),
+    "join without a token": lambda w: reverse("join"),
+    "join with a forged token": lambda w: reverse("join") + "?token=AAAAAQAAAAAAAAAAAAAAAAAAAAAA",
+    "logout by GET": lambda w: reverse("logout"),
+}
+
+# Expected outcome per URL, for the roles in ROLES' order.
+# player, other_player, narrator, other_narrator, admin, anonymous
+ok6 = ("ok",) * 6
+HTTP_TABLE = {
+    "home": ("ok", "ok", "ok", "ok", "ok", "login"),
+    "play Helen": ("ok", "denied", "denied", "denied", "denied", "login"),
+    "narrate index": ("denied", "denied", "ok", "ok", "ok", "login"),
+    "narrate this session": ("denied", "denied", "ok", "denied", "ok", "login"),
+    "admin index": ("login", "login", "ok", "ok", "ok", "login"),
+    "admin chronicles": ("login", "login", "ok", "ok", "ok", "login"),
+    "admin characters": ("login", "login", "ok", "ok", "ok", "login"),
+    "admin sessions": ("login", "login", "ok", "ok", "ok", "login"),
+    "admin challenges": ("login", "login", "ok", "ok", "ok", "login"),
+    "admin this chronicle": ("login", "login", "ok", "denied", "ok", "login"),
+    "admin Helen": ("login", "login", "ok", "denied", "ok", "login"),
+    "admin this session": ("login", "login", "ok", "denied", "ok", "login"),
+    "admin Helen's challenge": ("login", "login", "ok", "denied", "ok", "login"),
+    "admin client actions": ("login", "login", "denied", "denied", "ok", "login"),
+    "healthz": ok6,
+    "login": ok6,
+    "join without a token": ("denied",) * 6,
+    "join with a forged token": ("denied",) * 6,
+    "logout by GET": ("denied",) * 6,
+}
+
+
+def _outcome(response) -> str:
+    """ok (a page, or a redirect onward), login (sent to a login page), denied
+    (403, 404, 405, or the admin's "does not exist" redirect to its index)."""
+    if response.status_code == 200:
+        return "ok"
+    if response.status_code in (301, 302):
+        location = response["Location"]
+        if "/login/" in location:
+            return "login"
+        if location.rstrip("/").endswith("/admin"):
+            return "denied"
+        return "ok"
+    assert response.status_code in (403, 404, 405), response.status_code
+    return "denied"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", list(HTTP_TABLE))
+def test_every_page_allows_exactly_the_roles_in_the_table(world, name):
+    url = URLS[name](world)
+    seen = {}
+    for role in ROLES:
+        client = Client()
+        if (user := _user(world, role)) is not None:
+            client.force_login(user)
+        seen[role] = _outcome(client.get(url))
+    assert seen == dict(zip(ROLES, HTTP_TABLE[name], strict=True))
+
+
+def test_the_table_covers_every_named_url():
+    """A new URL must get a row here before it ships."""
+    from django.urls import get_resolver
+
+    names = {
+        name
+        for name in get_resolver().reverse_dict
+        if isinstance(name, str) and not name.startswith("admin")
+    }
+    covered = {"home", "play", "narrate_index", "narrate", "healthz", "login", "join", "logout"}
+    assert names == covered
+
+
+# Websockets -------------------------------------------------------------------
+# Each action targets Helen (her phone, her challenge) or this chronicle's
+# session. ``prepare`` builds the state the action needs and returns the frame;
+# ``changed`` says whether the target changed as the action intends.
+def _prepare(world, action: str) -> tuple[dict, object]:
+    """The frame of ``action`` aimed at Helen or this session, and the target."""
+    helen, grady = world["helen"], world["grady"]
+    if action == "challenge.open":
+        return {"defender": str(grady.pk), "bid": "physical:Ferocious"}, None
+    if action in ("challenge.bid", "challenge.relent"):
+        c = challenge_at(world, challenger=grady, defender=helen, stage="response")
+        return {
+            "challenge": str(c.pk),
+            **({"bid": "Quick"} if action == "challenge.bid" else {}),
+        }, c
+    if action == "challenge.throw":
+        c = challenge_at(world, challenger=helen, defender=grady, stage="throws")
+        return {"challenge": str(c.pk), "throw": "paper"}, c
+    if action == "challenge.declare":
+        c = challenge_at(world, challenger=helen, defender=grady, stage="declare_challenger")
+        return {"challenge": str(c.pk), "count": ""}, c
+    if action == "challenge.void":
+        c = challenge_at(world, challenger=helen, defender=grady, stage="throws")
+        return {"challenge": str(c.pk), "reason": "a dispute"}, c
+    if action == "session.resume":
+        services.session_time_out(
+            session=world["session"], user=world["narrator"], msg_id=uuid.uuid4().hex
+        )
+        return {}, None
+    if action == "session.time_out":
+        return {}, None
+    if action == "static.open":
+        return {"character": str(helen.pk), "category": "physical", "difficulty": "3"}, None
+    if action == "simple.open":
+        return {"character": str(helen.pk)}, None
+    raise AssertionError(action)
+
+
+def _changed(world, action: str, target, before: dict, after: dict) -> bool:
+    session_id = world["session"].pk
+    if action in ("session.time_out", "session.resume"):
+        return dict(before["time_out"])[session_id] != dict(after["time_out"])[session_id]
+    if action in ("challenge.open", "static.open", "simple.open"):
+        return Challenge.objects.filter(challenger=world["helen"]).exists()
+    versions = {pk: (version, stage) for pk, version, stage in after["challenges"]}
+    old = {pk: (version, stage) for pk, version, stage in before["challenges"]}
+    return versions[target.pk] != old[target.pk]
+
+
+PLAY_ACTIONS = [
+    "challenge.open",
+    "challenge.bid",
+    "challenge.relent",
+    "challenge.throw",
+    "challenge.declare",
+]
+NARRATE_ACTIONS = [
+    "session.time_out",
+    "session.resume",
+    "static.open",
+    "simple.open",
+    "challenge.void",
+]
+# player, other_player, narrator, other_narrator, admin, anonymous
+WS_TABLE = {
+    **{a: ("ok", "denied", "denied", "denied", "denied", "denied") for a in PLAY_ACTIONS},
+    **{a: ("denied", "denied", "ok", "denied", "ok", "denied") for a in NARRATE_ACTIONS},
+}
+CONNECT_TABLE = {
+    "Helen's phone": (
+        "ok",
+        "closed:4403",
+        "closed:4403",
+        "closed:4403",
+        "closed:4403",
+        "closed:4401",
+    ),
+    "this session's dashboard": (
+        "closed:4403",
+        "closed:4403",
+        "ok",
+        "closed:4403",
+        "ok",
+        "closed:4401",
+    ),
+}
+
+
+def _paths(world) -> dict[str, str]:
+    return {
+        "Helen's phone": f"/ws/play/{world['helen'].pk}/",
+        "this session's dashboard": f"/ws/narrate/{world['session'].pk}/",
+        "Cain's phone": f"/ws/play/{world['cain'].pk}/",
+        "the other dashboard": f"/ws/narrate/{world['other_session'].pk}/",
+    }
+
+
+# The socket each role tries when the target's own is refused: her own seat.
+FALLBACK = {
+    "player": "Helen's phone",
+    "other_player": "Cain's phone",
+    "narrator": "this session's dashboard",
+    "other_narrator": "the other dashboard",
+    "admin": "this session's dashboard",
+    "anonymous": "Helen's phone",
+}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("where", list(CONNECT_TABLE))
+async def test_every_socket_admits_exactly_the_roles_in_the_table(world, where):
+    seen = {}
+    for role in ROLES:
+        socket, first = await open_socket(_paths(world)[where], _user(world, role))
+        seen[role] = first if first.startswith(("closed", "refused")) else "ok"
+        await socket.disconnect()
+    assert seen == dict(zip(ROLES, CONNECT_TABLE[where], strict=True))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("action", PLAY_ACTIONS + NARRATE_ACTIONS)
+async def test_every_socket_action_is_allowed_exactly_for_the_roles_in_the_table(
+    world, action, role
+):
+    fields, target = await database_sync_to_async(_prepare)(world, action)
+    before = await snapshot()
+    user = _user(world, role)
+    # First the socket the action belongs to (Helen's phone or this dashboard);
+    # if it is refused, the role's own seat, to try the action from there.
+    home = "Helen's phone" if action in PLAY_ACTIONS else "this session's dashboard"
+    socket, first = await open_socket(_paths(world)[home], user)
+    if first.startswith("closed"):
+        await socket.disconnect()
+        socket, first = await open_socket(_paths(world)[FALLBACK[role]], user)
+    reply = None
+    if not first.startswith("closed"):
+        msg_id = uuid.uuid4().hex
+        await socket.send_to(text_data=json.dumps({"id": msg_id, "action": action, **fields}))
+        while reply is None:
+            frame = await socket.receive_from(timeout=5)
+            if frame.startswith("{") and json.loads(frame).get("id") == msg_id:
+                reply = json.loads(frame)
+    await socket.disconnect()
+    after = await snapshot()
+    changed = await database_sync_to_async(_changed)(world, action, target, before, after)
+
+    expected = WS_TABLE[action][ROLES.index(role)]
+    assert ("ok" if changed else "denied") == expected, (first[:40], reply)
+    if expected == "ok":
+        assert reply == {"type": "ack", "id": reply["id"], "status": "ok"}
+    else:
+        # Refused out loud (a close code or an error), and Helen's side untouched.
+        assert (
+            first.startswith("closed")
+            or reply["type"] == "error"
+            or (role == "other_narrator" and action.startswith("session."))
+        ), reply
+        if not (role == "other_narrator" and action.startswith("session.")):
+            assert after == before
