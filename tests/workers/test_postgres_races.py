@@ -22,6 +22,7 @@ from challenges import rules, services
 from challenges.consistency import find_inconsistencies
 from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
 from challenges.rules import Category
+from tests.factories import make_character, make_user
 from tests.workers.conftest import strong_pairs
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -302,4 +303,66 @@ def test_nothing_resolves_after_a_committed_time_out(chronicle):
             msg_id=_id(),
         )
     assert Event.objects.count() == before
+    assert find_inconsistencies() == []
+
+
+LAST_COPY_ROUNDS = 40  # one Trait copy bid in two challenges at the same instant
+
+
+def test_a_last_trait_copy_bid_in_two_challenges_at_once_is_taken_once(chronicle):
+    """Two challengers face a defender who holds one copy of "Strong"; he
+    answers both challenges with it at the same instant (two phones, or a double
+    tap): one answer stands, the other is refused, as it would be one after the
+    other (seeds/000 "Initial Bid": a Trait at risk cannot be bid again)."""
+    session = chronicle["session"]
+    (first, _), (second, _) = chronicle["pairs"][:2]
+    rounds = []
+    for round_ in range(LAST_COPY_ROUNDS):
+        player = make_user(f"lone{round_}")
+        lone = make_character(
+            session.chronicle, f"Lone {round_}", player, traits=[("Strong", "physical", 1)]
+        )
+        opened = [
+            services.challenge_open(
+                session=session,
+                challenger=challenger,
+                defender=lone,
+                category="physical",
+                bids=["Strong"],
+                user=challenger_player,
+                msg_id=_id(),
+            ).pk
+            for challenger, challenger_player in (first, second)
+        ]
+        rounds.append((lone, player, opened))
+    barrier = threading.Barrier(2)
+    accepted: Counter[int] = Counter()
+    refusals: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def answer(index):
+        for round_, (lone, player, opened) in enumerate(rounds):
+            barrier.wait(30)
+            try:
+                services.challenge_bid(
+                    challenge_id=opened[index],
+                    character=lone,
+                    bids=["Strong"],
+                    user=player,
+                    msg_id=_id(),
+                )
+                with lock:
+                    accepted[round_] += 1
+            except rules.RulesError as error:
+                with lock:
+                    refusals[str(error)] += 1
+
+    began = time.monotonic()
+    run_threads([lambda: answer(0), lambda: answer(1)])
+    print(
+        f"{LAST_COPY_ROUNDS} double answers with a last copy in {time.monotonic() - began:.1f}s; "
+        f"refusals: {dict(refusals)}"
+    )
+    assert [accepted[r] for r in range(LAST_COPY_ROUNDS)] == [1] * LAST_COPY_ROUNDS
+    assert refusals == {"Your 'Strong' is already at risk in another challenge.": LAST_COPY_ROUNDS}
     assert find_inconsistencies() == []
