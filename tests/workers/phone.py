@@ -123,7 +123,7 @@ class Phone:
                 await asyncio.wait_for(self._changed.wait(), 0.5)
         return self.replies[msg_id]
 
-    async def wait_for_view(self, text: str, since: int = 0, timeout: float = 10.0) -> str:
+    async def wait_for_view(self, text: str, since: int = 0, timeout: float = 20.0) -> str:
         """The first HTML frame from index ``since`` on that contains ``text``."""
         deadline = time.monotonic() + timeout
         while True:

@@ -38,7 +38,7 @@ def _id() -> str:
     return uuid.uuid4().hex
 
 
-def run_threads(targets: list[Callable[[], None]], timeout: float = 170.0) -> None:
+def run_threads(targets: list[Callable[[], None]], timeout: float = 400.0) -> None:
     """Run each target in its own thread (own database connection, closed at
     the end); re-raise the first error."""
     errors: list[BaseException] = []
