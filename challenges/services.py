@@ -3,8 +3,9 @@
 
 Every move is one transaction that (1) claims the client's message id, so a
 repeat is "already done" (a unique constraint enforces it), (2) locks the
-session against a time out and the challenge row against a concurrent move,
-(3) asks the rules engine for the transition, (4) saves the new state, its test
+session against a time out, the challenge row against a concurrent move, and
+its characters' rows against a concurrent bid of the same Trait copy, (3)
+asks the rules engine for the transition, (4) saves the new state, its test
 rows, its events, lost Traits and wounds, and (5) broadcasts ids after commit.
 A refused move raises and rolls everything back, message id included.
 """
@@ -81,6 +82,22 @@ def _lock_session(session_id: int, *, for_play: bool) -> GameSession:
     if for_play and session.time_out:
         raise ActionRefused("Time out! A narrator has stopped play; wait for Resume.")
     return session
+
+
+def _lock_characters(*characters: Character | None) -> None:
+    """Hold the characters' rows (FOR NO KEY UPDATE, in id order) until the move
+    commits. A character's free Trait copies are read from her other open
+    challenges (``combatant``), so two moves of one character must not both
+    read them before either commits: two answers bidding her last copy at the
+    same instant would both stand. Waits, in order, behind the session and
+    challenge locks. No-op on SQLite (one writer at a time)."""
+    ids = sorted({c.pk for c in characters if c is not None})
+    list(
+        Character.objects.select_for_update(no_key=True)
+        .filter(pk__in=ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
 
 
 def _ensure_player(user, character: Character) -> None:
@@ -270,6 +287,7 @@ def challenge_open(
             raise ActionRefused("That character is not in this chronicle.")
         _ensure_present(session, challenger)
         _ensure_present(session, defender)
+        _lock_characters(challenger, defender)
         transition = rules.open_opposed(
             ruleset=session.chronicle.ruleset,
             challenger=combatant(challenger, session),
@@ -432,6 +450,7 @@ def _move(
             .select_related("challenger", "defender")
             .get(pk=challenge_id)
         )
+        _lock_characters(challenge.challenger, challenge.defender)
         before = ChallengeState.from_dict(challenge.state).with_combatants(
             combatant(challenge.challenger, session, exclude_challenge_id=challenge.pk),
             combatant(challenge.defender, session, exclude_challenge_id=challenge.pk)

@@ -119,6 +119,8 @@ if REDIS_URL := os.getenv("REDIS_URL"):
                 # Defaults (capacity 100) silently drop group messages in a burst.
                 "capacity": envint("CHANNEL_CAPACITY", "5000"),
                 "expiry": 60,
+                # Keys in Redis start with this; deployments sharing one Redis differ here.
+                "prefix": os.getenv("REDIS_PREFIX", "asgi"),
             },
         }
     }
