@@ -88,7 +88,6 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 await self.channel_layer.group_add(group, self.channel_name)
             except Exception as error:  # noqa: BLE001 - retried on the next heartbeat
                 log.warning("joining %s failed (%r); retried on the next heartbeat", group, error)
-                return
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "joined", []):

@@ -124,6 +124,7 @@ class Phone:
     async def heartbeat(self) -> dict | None:
         """Ping with the last stamp, as app.js does every 10 s; returns the pong,
         or None when the server answered with a full view."""
+        self.take_waiting()  # frames already delivered are not the answer
         await self.socket.send_to(text_data=json.dumps({"action": "ping", "v": self.stamp}))
         return self._take(await self.socket.receive_from(timeout=10))
 
