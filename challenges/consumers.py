@@ -72,6 +72,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
     actions: dict[str, str] = {}  # action name -> method name
     #: What this socket's screen shows, as ``challenges.heartbeat`` parts.
     stamp_parts: heartbeat.Parts = {}
+    _join_failing = False
 
     async def join(self, *groups: str) -> None:
         self.joined = list(groups)
@@ -83,11 +84,18 @@ class BaseConsumer(AsyncWebsocketConsumer):
         Run on connect and on every heartbeat. A failing layer is logged, not
         raised: the socket keeps working and the next heartbeat tries again.
         """
+        failed = False
         for group in getattr(self, "joined", []):
             try:
                 await self.channel_layer.group_add(group, self.channel_name)
             except Exception as error:  # noqa: BLE001 - retried on the next heartbeat
-                log.warning("joining %s failed (%r); retried on the next heartbeat", group, error)
+                failed = True
+                # Warn once per outage per socket, not on every heartbeat.
+                level = logging.DEBUG if self._join_failing else logging.WARNING
+                log.log(
+                    level, "joining %s failed (%r); retried on the next heartbeat", group, error
+                )
+        self._join_failing = failed
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "joined", []):
@@ -132,7 +140,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
         """Send a view frame (whole or partial) headed by the current stamp."""
         await self.send(text_data=f"<!--v:{self.stamp}-->{html}")
 
-    async def heartbeat(self, message: dict) -> None:
+    async def answer_heartbeat(self, message: dict) -> None:
         """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:
         the last one sent) is current, else with the full view; answer ``sync``
         with the full view. Both re-join the groups first. One query when current."""
@@ -161,7 +169,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 raise BadMessage("That message is not an action.")
             action = message.get("action")
             if action in ("ping", "sync"):
-                await self.heartbeat(message)
+                await self.answer_heartbeat(message)
                 return
             msg_id = _field(message, "id", str, limit=64)
             handler = self.actions.get(action) if isinstance(action, str) else None
