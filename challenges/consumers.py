@@ -11,14 +11,27 @@ On every (re)connect the client gets its full current view.
 Every frame is checked by ``challenges.schema`` (shape) and a per-connection
 ``challenges.ratelimit.TokenBucket`` before it reaches a service.
 
+Heartbeat (``challenges.heartbeat``): every view frame starts with
+``<!--v:STAMP-->``; the client pings ``{"action": "ping", "v": STAMP}`` about
+every 10 seconds and gets ``pong`` when its view is current, else the full view;
+``{"action": "sync"}`` always gets the full view. Both re-join the connection's
+groups, because a Redis restarted empty has forgotten them.
+
+Channel layer down (Redis killed): the socket stays open. Moves still commit
+(the database is the truth; their broadcasts fail and are logged), receiving
+from the layer is retried with a capped backoff, and the heartbeat repairs the
+view and the group memberships once the layer is back.
+
 Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
 4429 too many messages (a flood).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import random
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -26,12 +39,15 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from challenges import schema, services, views
+from challenges import heartbeat, schema, services, views
 from challenges.ratelimit import ACTION_COST, HEARTBEAT_COST, TokenBucket
 from challenges.realtime import character_group, narrators_group, session_group
 from challenges.rules import RulesError
 
 log = logging.getLogger(__name__)
+
+#: Pauses between retries of a failed channel-layer receive: first, longest (seconds).
+LAYER_RETRY_SECONDS = (0.5, 3.0)
 
 
 FLOOD_MESSAGE = "Too many messages at once: this connection is closed and will reconnect."
@@ -64,18 +80,90 @@ class BaseConsumer(AsyncWebsocketConsumer):
     actions: dict[str, str] = {}  # action name -> method name
     bucket: TokenBucket | None = None  # this connection's rate limit, made on first frame
     flooded = False
+    #: What this socket's screen shows, as ``challenges.heartbeat`` parts.
+    stamp_parts: heartbeat.Parts = {}
+    _join_failing = False
 
     async def join(self, *groups: str) -> None:
         self.joined = list(groups)
-        for group in groups:
-            await self.channel_layer.group_add(group, self.channel_name)
+        await self.rejoin()
+
+    async def rejoin(self) -> None:
+        """Add this socket to its groups again (``group_add`` is idempotent).
+
+        Run on connect and on every heartbeat. A failing layer is logged, not
+        raised: the socket keeps working and the next heartbeat tries again.
+        """
+        failed = False
+        for group in getattr(self, "joined", []):
+            try:
+                await self.channel_layer.group_add(group, self.channel_name)
+            except Exception as error:  # noqa: BLE001 - retried on the next heartbeat
+                failed = True
+                # Warn once per outage per socket, not on every heartbeat.
+                level = logging.DEBUG if self._join_failing else logging.WARNING
+                log.log(
+                    level, "joining %s failed (%r); retried on the next heartbeat", group, error
+                )
+        self._join_failing = failed
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "joined", []):
-            await self.channel_layer.group_discard(group, self.channel_name)
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception as error:  # noqa: BLE001 - the group entry expires anyway
+                log.warning("leaving %s failed (%r)", group, error)
+
+    # Channels' AsyncConsumer assigns ``channel_receive`` before dispatching;
+    # this property keeps that receive alive through a channel-layer outage
+    # instead of letting one error end the consumer with the socket still open.
+    @property
+    def channel_receive(self):
+        return self._receive_from_layer
+
+    @channel_receive.setter
+    def channel_receive(self, receive) -> None:
+        self._layer_receive = receive
+
+    async def _receive_from_layer(self) -> dict:
+        pause, longest = LAYER_RETRY_SECONDS
+        failures = 0
+        while True:
+            try:
+                return await self._layer_receive()
+            except Exception as error:  # noqa: BLE001 - the layer is down: retry
+                failures += 1
+                if failures == 1:
+                    log.warning("channel layer receive failed (%r); retrying", error)
+                await asyncio.sleep(pause * (0.5 + random.random() / 2))
+                pause = min(pause * 2, longest)
 
     async def send_json(self, payload: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(payload))
+
+    @property
+    def stamp(self) -> str:
+        """The stamp of what this socket's screen shows now."""
+        return heartbeat.digest(self.stamp_parts)
+
+    async def send_stamped(self, html: str) -> None:
+        """Send a view frame (whole or partial) headed by the current stamp."""
+        await self.send(text_data=f"<!--v:{self.stamp}-->{html}")
+
+    async def answer_heartbeat(self, message: dict) -> None:
+        """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:
+        the last one sent) is current, else with the full view; answer ``sync``
+        with the full view. Both re-join the groups first. One query when current."""
+        await self.rejoin()
+        if message.get("action") == "ping":
+            echoed = message.get("v", self.stamp)
+            if echoed == heartbeat.digest(await self.current_parts()):
+                await self.send_json({"type": "pong"})
+                return
+        await self.send_view()
+
+    async def current_parts(self) -> heartbeat.Parts:
+        raise NotImplementedError
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         # Entry checks before anything else: the frame's shape (challenges.schema)
@@ -102,11 +190,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
             return
         msg_id = None
         try:
-            if action == "ping":
-                await self.send_json({"type": "pong"})
-                return
-            if action == "sync":
-                await self.send_view()
+            if action in ("ping", "sync"):
+                await self.answer_heartbeat(message)
                 return
             msg_id = message["id"]
             await getattr(self, self.actions[action])(message, msg_id)
@@ -152,17 +237,27 @@ class PlayConsumer(BaseConsumer):
         await self.join(*groups)
         await self.send_view()
 
+    def _parts(self) -> heartbeat.Parts:
+        return heartbeat.play_parts(self.character.pk, self.session and self.session.pk)
+
+    async def current_parts(self) -> heartbeat.Parts:
+        return await database_sync_to_async(self._parts)()
+
     @database_sync_to_async
     def _render_view(self) -> str:
+        # Stamp before rendering: a move committed in between makes the stamp
+        # stale (one extra resync), never a stale view with a current stamp.
+        self.stamp_parts = self._parts()
         context = views.play_context(self.character, self.session)
         return render_to_string("challenges/play_live.html", context)
 
     async def send_view(self) -> None:
-        await self.send(text_data=await self._render_view())
+        await self.send_stamped(await self._render_view())
 
     @database_sync_to_async
     def _render_time_out(self) -> str:
         self.session.refresh_from_db()
+        self.stamp_parts = {**self.stamp_parts, "session": heartbeat.session_part(self.session)}
         return render_to_string("challenges/_time_out.html", {"session": self.session, "oob": True})
 
     # Group events ---------------------------------------------------------
@@ -173,7 +268,7 @@ class PlayConsumer(BaseConsumer):
         await self.send_view()
 
     async def session_updated(self, event: dict) -> None:
-        await self.send(text_data=await self._render_time_out())
+        await self.send_stamped(await self._render_time_out())
 
     # Actions --------------------------------------------------------------
     def _require_session(self):
@@ -269,20 +364,31 @@ class NarrateConsumer(BaseConsumer):
             await self.close(code=4403)
             return
         self.session = session
-        self.known: set[int] = set()
-        self.known_roster: set[int] = set()
+        self.known: dict[int, int] = {}  # challenge id -> version shown
+        self.known_roster: dict[int, tuple[int, int]] = {}  # character id -> (health, lost)
         await self.join(narrators_group(session.pk), session_group(session.pk))
         await self.send_view()
 
+    def _parts(self) -> heartbeat.Parts:
+        return heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
+
+    async def current_parts(self) -> heartbeat.Parts:
+        return await database_sync_to_async(self._parts)()
+
+    @staticmethod
+    def _roster_entry(entry) -> tuple[int, int]:
+        return (int(entry.sheet.health), sum(c.lost for c in entry.sheet.categories))
+
     @database_sync_to_async
     def _render_view(self) -> str:
+        self.stamp_parts = self._parts()  # before rendering, as on a phone
         context = views.dashboard_context(self.session)
-        self.known = {c.pk for c in context["challenges"]}
-        self.known_roster = {entry.character.pk for entry in context["roster"]}
+        self.known = {c.pk: c.version for c in context["challenges"]}
+        self.known_roster = {e.character.pk: self._roster_entry(e) for e in context["roster"]}
         return render_to_string("challenges/narrate_live.html", context)
 
     async def send_view(self) -> None:
-        await self.send(text_data=await self._render_view())
+        await self.send_stamped(await self._render_view())
 
     @database_sync_to_async
     def _render_challenge(self, challenge_id: int) -> str:
@@ -290,7 +396,8 @@ class NarrateConsumer(BaseConsumer):
         if context is None:
             return ""
         context["insert"] = challenge_id not in self.known
-        self.known.add(challenge_id)
+        self.known[challenge_id] = context["row"].challenge.version
+        self.stamp_parts = {**self.stamp_parts, "challenges": heartbeat.aggregate(self.known)}
         return render_to_string("challenges/_dashboard_row_oob.html", context)
 
     @database_sync_to_async
@@ -299,26 +406,28 @@ class NarrateConsumer(BaseConsumer):
         if context is None:
             return ""
         context["insert"] = character_id not in self.known_roster
-        self.known_roster.add(character_id)
+        self.known_roster[character_id] = self._roster_entry(context["entry"])
+        self.stamp_parts = {**self.stamp_parts, "roster": heartbeat.roster_part(self.known_roster)}
         return render_to_string("challenges/_roster_row_oob.html", context)
 
     @database_sync_to_async
     def _render_controls(self) -> str:
         self.session.refresh_from_db()
+        self.stamp_parts = {**self.stamp_parts, "session": heartbeat.session_part(self.session)}
         return render_to_string(
             "challenges/_narrator_controls_oob.html", {"session": self.session, "oob": True}
         )
 
     async def challenge_updated(self, event: dict) -> None:
         if html := await self._render_challenge(event["challenge_id"]):
-            await self.send(text_data=html)
+            await self.send_stamped(html)
 
     async def character_updated(self, event: dict) -> None:
         if html := await self._render_roster_row(event["character_id"]):
-            await self.send(text_data=html)
+            await self.send_stamped(html)
 
     async def session_updated(self, event: dict) -> None:
-        await self.send(text_data=await self._render_controls())
+        await self.send_stamped(await self._render_controls())
 
     @database_sync_to_async
     def time_out(self, message: dict, msg_id: str) -> None:

@@ -110,12 +110,27 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL;"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+
+def redis_layer_host(url: str) -> dict:
+    """channels-redis host options for ``url``.
+
+    redis-py 8 reads with a 5 s socket timeout by default, the same 5 s that
+    channels-redis blocks in BZPOPMIN, so an idle receive fails every 5 s; read
+    for longer than that. Retry a command once: the first command on a pooled
+    connection that Redis dropped (a restart) fails, the retry reconnects.
+    """
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
+    return {"address": url, "socket_timeout": 15, "retry": Retry(NoBackoff(), 1)}
+
+
 if REDIS_URL := os.getenv("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                "hosts": [redis_layer_host(REDIS_URL)],
                 # Defaults (capacity 100) silently drop group messages in a burst.
                 "capacity": envint("CHANNEL_CAPACITY", "5000"),
                 "expiry": 60,

@@ -23,13 +23,18 @@ def _test_settings(request):
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     if request.node.get_closest_marker("redis"):
+        from narrator.settings import redis_layer_host
+
         url = os.getenv("REDIS_URL")
         if not url:
             pytest.skip("REDIS_URL is not set")
         settings.CHANNEL_LAYERS = {
             "default": {
                 "BACKEND": "channels_redis.core.RedisChannelLayer",
-                "CONFIG": {"hosts": [url], "prefix": f"test-{uuid.uuid4().hex[:8]}"},
+                "CONFIG": {
+                    "hosts": [redis_layer_host(url)],
+                    "prefix": f"test-{uuid.uuid4().hex[:8]}",
+                },
             }
         }
     else:

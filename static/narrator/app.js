@@ -1,15 +1,35 @@
 // Narrator's client glue around htmx's ws extension. The server owns all state;
 // this script only (1) gives every action an id and keeps it until the server
 // acknowledges it, resending unacknowledged actions after a reconnect (the
-// server answers a repeat "already done"), (2) shows errors, (3) runs an
-// app-level heartbeat and asks for a full resync when one is missed or the
-// screen wakes, (4) ticks the "waiting for" clocks on the dashboard.
+// server answers a repeat "already done"), (2) shows errors, (3) reconnects
+// on every close code except the server's refusals (4xxx), with a jittered
+// backoff capped at a few seconds, (4) runs an app-level heartbeat that echoes
+// the view's stamp, and asks for a full resync when one is missed or the
+// screen wakes, (5) ticks the "waiting for" clocks on the dashboard.
 (function () {
   "use strict";
-  var HEARTBEAT_MS = 10000;
+  var HEARTBEAT_MS = window.NARRATOR_HEARTBEAT_MS || 10000; // tests shorten it
+  var BACKOFF_CAP_MS = 4000; // reconnect delays: full jitter, never longer than this
+  var HTMX_RECONNECTS = [1006, 1011, 1012, 1013]; // codes htmx's ws extension retries itself
   var pending = new Map(); // id -> JSON body not yet acknowledged
   var socket = null; // htmx's socket wrapper (public interface)
-  var lastPong = Date.now();
+  var current = null; // the browser WebSocket htmx opened last
+  var open = false;
+  var stamp = ""; // the server's stamp of the last view frame ("<!--v:STAMP-->")
+  var heard = Date.now(); // last frame of any kind from the server
+  var pinged = 0; // when the last ping (or sync) went out
+  var retries = 0; // reconnects we started since the last open
+
+  // htmx's default backoff grows to 64 s; a phone at a game should be back in seconds.
+  htmx.config.wsReconnectDelay = function (retryCount) {
+    return Math.random() * Math.min(BACKOFF_CAP_MS, 500 * Math.pow(2, retryCount));
+  };
+  // Know which socket is current, so the close of one we replaced is not a reason to reconnect.
+  var createWebSocket = htmx.createWebSocket || function (url) { return new WebSocket(url); };
+  htmx.createWebSocket = function (url) {
+    current = createWebSocket(url);
+    return current;
+  };
 
   function newId() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
@@ -31,7 +51,12 @@
     if (text) notify.timer = setTimeout(function () { el.hidden = true; }, 6000);
   }
   function send(payload) {
-    if (socket) socket.send(JSON.stringify(payload));
+    if (socket && open) socket.send(JSON.stringify(payload));
+  }
+  function reconnect() {
+    open = false;
+    setConnection("Reconnecting…", false);
+    if (socket) socket.reconnect(); // closes the dead socket (ignored below), opens a new one
   }
 
   document.addEventListener("htmx:wsConfigSend", function (evt) {
@@ -50,11 +75,16 @@
 
   document.addEventListener("htmx:wsBeforeMessage", function (evt) {
     var message = evt.detail.message;
-    if (typeof message !== "string" || message.charAt(0) !== "{") return; // a view fragment
+    heard = Date.now(); // any frame proves the socket alive
+    if (typeof message !== "string") return;
+    if (message.lastIndexOf("<!--v:", 0) === 0) {
+      stamp = message.slice(6, message.indexOf("-->")); // htmx ignores the comment itself
+      return;
+    }
+    if (message.charAt(0) !== "{") return; // a view fragment
     evt.preventDefault();
     var data;
     try { data = JSON.parse(message); } catch (e) { return; }
-    lastPong = Date.now();
     if (data.type === "ack") {
       pending.delete(data.id);
     } else if (data.type === "error") {
@@ -68,39 +98,52 @@
 
   document.addEventListener("htmx:wsOpen", function (evt) {
     socket = evt.detail.socketWrapper;
-    lastPong = Date.now();
+    open = true;
+    retries = 0;
+    heard = Date.now();
+    pinged = 0;
     setConnection("Connected", true);
-    // The server sends the full view on connect; replay what it never acknowledged.
+    // The server sends the full view on connect; replay what it never acknowledged
+    // (same ids: the server answers a repeat "already_done" and applies nothing twice).
     pending.forEach(function (body) { socket.send(body); });
   });
 
   document.addEventListener("htmx:wsClose", function (evt) {
-    var code = evt.detail.event && evt.detail.event.code;
+    var event = evt.detail.event || {};
+    if (current && event.target && event.target !== current) return; // one we replaced
+    open = false;
+    socket = evt.detail.socketWrapper || socket;
+    var code = event.code;
     if (code >= 4000 && code < 5000) {
+      // 4401 not logged in, 4403 not allowed, 4404 nothing to play: retrying cannot help.
       setConnection("Refused by the server (" + code + "): log in again.", false);
       return;
     }
     setConnection("Reconnecting…", false);
-    // htmx reconnects by itself only on 1006/1011/1012/1013; do it for the rest.
-    if ([1006, 1011, 1012, 1013].indexOf(code) < 0 && evt.detail.socketWrapper) {
-      setTimeout(function () { evt.detail.socketWrapper.reconnect(); }, 1000 + Math.random() * 2000);
+    // Every other code (1000, 1001, 1005, …) is a server restart or a proxy: come back.
+    if (HTMX_RECONNECTS.indexOf(code) < 0 && socket) {
+      setTimeout(function () { if (!open) socket.reconnect(); },
+        htmx.config.wsReconnectDelay(retries++));
     }
   });
 
+  // Heartbeat: ping with the stamp; the server answers "pong" if the view is current,
+  // else sends the full view. One unanswered ping: ask for a full resync; two: the
+  // socket is dead without knowing it, so reconnect.
   setInterval(function () {
-    if (!socket) return;
-    if (Date.now() - lastPong > 2.5 * HEARTBEAT_MS) {
-      // Missed heartbeats: the socket is dead without knowing it.
-      lastPong = Date.now();
-      setConnection("Reconnecting…", false);
-      socket.reconnect();
-      return;
-    }
-    send({ action: "ping" });
+    if (!socket || !open) return;
+    var missed = pinged && heard < pinged;
+    if (missed && heard < pinged - HEARTBEAT_MS) return reconnect();
+    pinged = Date.now();
+    send(missed ? { action: "sync" } : { action: "ping", v: stamp });
   }, HEARTBEAT_MS);
 
+  // A phone waking up: timers slept, broadcasts may be lost, the socket may be dead.
   document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible") send({ action: "sync" });
+    if (document.visibilityState !== "visible" || !socket || !open) return; // else retrying
+    if (Date.now() - heard > 2 * HEARTBEAT_MS) return reconnect();
+    pinged = Date.now();
+    send({ action: "sync" });
   });
 
   // "Waiting for 1:23" clocks on the dashboard.

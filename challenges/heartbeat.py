@@ -1,0 +1,120 @@
+"""View stamps: a short digest of what one screen shows, for the app-level heartbeat.
+
+Every view frame a consumer sends starts with ``<!--v:STAMP-->``; the phone
+echoes the last stamp it got in its ping (``{"action": "ping", "v": STAMP}``).
+The consumer recomputes the stamp from the database with one query and answers
+``{"type": "pong"}`` when they match, or the full view when they differ, so a
+broadcast lost by the channel layer is repaired within one heartbeat without
+rendering anything on a healthy ping.
+
+A stamp is the digest of *parts*, small tuples of integers that change whenever
+what the screen shows changes:
+
+- a phone: ``session`` (time out, ended) and ``screen`` (her challenges in the
+  session: count, sum of ``Challenge.version``, highest id; Traits she lost
+  tonight; her health level; characters present, who are her opponents);
+- a dashboard: ``session``; ``challenges`` (the newest ``DASHBOARD_LIMIT``:
+  count, sum of versions, highest id); ``roster`` (characters present, sum of
+  their health levels, Traits lost in the session).
+
+``Challenge.version`` only grows and every move bumps it, so a sum of versions
+changes on every move. A consumer that sends a partial frame (one dashboard row,
+the time-out banner) recomputes only the part that frame covers, from what it
+rendered, so the stamp always describes what the screen really shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db import connection
+
+from challenges.models import Challenge, TraitLoss
+from characters.models import GameSession, Presence
+
+Parts = dict[str, tuple[int, ...]]
+
+
+def digest(parts: Parts) -> str:
+    """The stamp of ``parts``: 16 hex characters."""
+    text = repr(sorted(parts.items()))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def session_part(session: GameSession) -> tuple[int, int]:
+    """The ``session`` part from a session row just read (time out, ended)."""
+    return (int(session.time_out), int(session.ended_at is not None))
+
+
+def aggregate(versions: dict[int, int]) -> tuple[int, int, int]:
+    """The ``challenges`` part of the challenges a screen shows, ``{id: version}``."""
+    return (len(versions), sum(versions.values()), max(versions, default=0))
+
+
+def _tables() -> dict[str, str]:
+    return {
+        "session": GameSession._meta.db_table,
+        "challenge": Challenge._meta.db_table,
+        "loss": TraitLoss._meta.db_table,
+        "presence": Presence._meta.db_table,
+    }
+
+
+_PLAY_SQL = """
+SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m,
+  (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = s.id AND l.character_id = %(character)s),
+  (SELECT p.health FROM {presence} p WHERE p.session_id = s.id AND p.character_id = %(character)s),
+  (SELECT COUNT(*) FROM {presence} p WHERE p.session_id = s.id)
+FROM {session} s,
+  (SELECT COUNT(*) AS n, COALESCE(SUM(version), 0) AS v, COALESCE(MAX(id), 0) AS m
+   FROM {challenge} WHERE session_id = %(session)s
+     AND (challenger_id = %(character)s OR defender_id = %(character)s)) c
+WHERE s.id = %(session)s
+"""
+
+_DASHBOARD_SQL = """
+SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m, r.n, r.h,
+  (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = s.id)
+FROM {session} s,
+  (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v, COALESCE(MAX(x.id), 0) AS m
+   FROM (SELECT id, version FROM {challenge} WHERE session_id = %(session)s
+         ORDER BY created_at DESC LIMIT %(limit)s) x) c,
+  (SELECT COUNT(*) AS n, COALESCE(SUM(health), 0) AS h
+   FROM {presence} WHERE session_id = %(session)s) r
+WHERE s.id = %(session)s
+"""
+
+
+def _row(sql: str, params: dict) -> tuple[int, ...] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql.format(**_tables()), params)
+        row = cursor.fetchone()
+    # SQLite answers 0/1 and PostgreSQL booleans; a missing health is -1.
+    return None if row is None else tuple(-1 if v is None else int(v) for v in row)
+
+
+def play_parts(character_id: int, session_id: int | None) -> Parts:
+    """The parts of a phone's view (one query); ``{}`` without a session."""
+    if session_id is None:
+        return {}
+    row = _row(_PLAY_SQL, {"character": character_id, "session": session_id})
+    if row is None:
+        return {}
+    return {"session": row[:2], "screen": row[2:]}
+
+
+def dashboard_parts(session_id: int, limit: int) -> Parts:
+    """The parts of a narrator's dashboard of the newest ``limit`` challenges (one query)."""
+    row = _row(_DASHBOARD_SQL, {"session": session_id, "limit": limit})
+    if row is None:
+        return {}
+    return {"session": row[:2], "challenges": row[2:5], "roster": row[5:]}
+
+
+def roster_part(rows: dict[int, tuple[int, int]]) -> tuple[int, int, int]:
+    """The ``roster`` part of the roster rows a dashboard shows, ``{id: (health, lost)}``."""
+    return (
+        len(rows),
+        sum(health for health, _ in rows.values()),
+        sum(lost for _, lost in rows.values()),
+    )
