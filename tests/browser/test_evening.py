@@ -12,7 +12,7 @@ import re
 import sqlite3
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, WebSocket, expect
 
 pytestmark = pytest.mark.browser
 
@@ -26,6 +26,17 @@ class Screen:
     def __init__(self, page: Page):
         self.page = page
         self.taps = 0
+        self.socket: WebSocket | None = None
+        page.on("websocket", self._opened)
+
+    def _opened(self, socket: WebSocket) -> None:
+        self.socket = socket
+
+    def next_view(self):
+        """Wait (as a context manager) for the next view the server pushes to this page."""
+        return self.socket.expect_event(
+            "framereceived", predicate=lambda frame: str(frame).startswith("<")
+        )
 
     def tap(self, locator: Locator) -> None:
         locator.tap()
@@ -55,9 +66,9 @@ def log_in(page: Page, url: str, username: str) -> None:
     page.get_by_role("button", name="Log in").click()
 
 
-def outside_forms(card: Locator) -> str:
-    """A card's markup without its forms (the viewer's own throw buttons)."""
-    return card.evaluate(
+def outside_forms(element: Locator) -> str:
+    """An element's markup without its forms (the viewer's own throw buttons), lower case."""
+    return element.evaluate(
         "c => { const x = c.cloneNode(true); x.querySelectorAll('form').forEach(f => f.remove());"
         " return x.outerHTML; }"
     ).lower()
@@ -150,14 +161,16 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
     grady.tap(grady.control("button", "Bid Resilient"))
     expect(helen.card(pk)).to_contain_text("Grady bids Resilient")
 
-    # Grady throws first: nobody else may see it before Helen's throw is in.
-    grady.tap(grady.control("button", "Scissors"))
+    # Grady throws first: nobody else may see it before Helen's throw is in,
+    # though her phone gets the new view at once.
+    with helen.next_view():
+        grady.tap(grady.control("button", "Scissors"))
     expect(grady.card(pk)).to_contain_text("you threw Scissors")
     expect(row).to_contain_text("Helen has not thrown, Grady has thrown")
     expect(helen.control("button", "Rock")).to_be_visible()
-    assert "scissors" not in outside_forms(helen.card(pk))
+    assert "scissors" not in outside_forms(helen.page.locator("body"))
     assert "grady threw" not in helen.card(pk).inner_text().lower()
-    assert "scissors" not in row.inner_html().lower()
+    assert "scissors" not in outside_forms(dashboard.locator("#challenge-list"))
     helen.page.screenshot(path=f"{SHOTS}/phone-throw.png", full_page=True)
     assert_usable(helen)
     assert_usable(narrator)
