@@ -114,50 +114,80 @@ class Live:
         return self.url + path
 
 
-@pytest.fixture
-def live(migrated_db, tmp_path):
-    """Daphne serving the real ``narrator.asgi:application`` on a fresh evening."""
-    db = tmp_path / "live.sqlite3"
-    shutil.copy(migrated_db, db)
-    sock = _listening_socket()
-    port = sock.getsockname()[1]
-    log = (tmp_path / "daphne.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.browser.live_server", "serve", str(sock.fileno())],
-        cwd=ROOT,
-        env=_env(db, tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        pass_fds=(sock.fileno(),),
-    )
-    sock.close()  # Daphne holds its own copy
-    try:
-        line = proc.stdout.readline()
+class _Server:
+    """A Daphne process starting on a copy of the migrated database in ``root``."""
+
+    def __init__(self, migrated_db: Path, root: Path):
+        self.root = root
+        self.db = root / "live.sqlite3"
+        shutil.copy(migrated_db, self.db)
+        sock = _listening_socket()
+        self.port = sock.getsockname()[1]
+        self.log = (root / "daphne.log").open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.browser.live_server", "serve", str(sock.fileno())],
+            cwd=ROOT,
+            env=_env(self.db, root),
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            pass_fds=(sock.fileno(),),
+        )
+        sock.close()  # Daphne holds its own copy
+
+    def _died(self, what: str) -> RuntimeError:
+        return RuntimeError(f"{what}: " + (self.root / "daphne.log").read_text())
+
+    def ready(self) -> Live:
+        """Wait until the server answers /healthz; RuntimeError if it dies or hangs."""
+        line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError("the live server died: " + (tmp_path / "daphne.log").read_text())
-        server = Live(url=f"http://127.0.0.1:{port}", db=db, ids=json.loads(line))
+            raise self._died("the live server died")
+        server = Live(url=f"http://127.0.0.1:{self.port}", db=self.db, ids=json.loads(line))
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             try:
                 with urllib.request.urlopen(server("/healthz"), timeout=2) as response:
                     if response.status == 200:
-                        break
+                        return server
             except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "Daphne did not start: " + (tmp_path / "daphne.log").read_text()
-                    ) from None
-                time.sleep(0.1)
-        yield server
-    finally:
-        proc.terminate()
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise self._died("Daphne did not start") from None
+                time.sleep(0.1)  # polling a starting process; nothing to wait on
+
+    def stop(self) -> None:
+        self.proc.terminate()
         try:
-            proc.wait(timeout=10)
+            self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def _servers(migrated_db, tmp_path_factory):
+    """Hands out fresh servers, starting the next one while a test runs."""
+    spare: list[_Server] = []
+
+    def take() -> _Server:
+        server = spare.pop() if spare else _Server(migrated_db, tmp_path_factory.mktemp("live"))
+        spare.append(_Server(migrated_db, tmp_path_factory.mktemp("live")))
+        return server
+
+    yield take
+    for server in spare:
+        server.stop()
+
+
+@pytest.fixture
+def live(_servers):
+    """Daphne serving the real ``narrator.asgi:application`` on a fresh evening."""
+    server = _servers()
+    try:
+        yield server.ready()
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,8 @@
 
 ``python -m tests.browser.live_server migrate`` migrates the SQLite file named by
 ``DATABASE_URL`` and exits. ``python -m tests.browser.live_server serve FD``
-builds ``tests.factories.evening()`` in that database, prints one JSON line (the
+builds ``tests.factories.evening()`` in that database (and Ines, a latecomer
+not yet present), prints one JSON line (the
 ids and a one-tap join link for Grady) and serves until terminated, on the
 listening socket it inherits as file descriptor FD (bound by the test process,
 so no other server can take the port meanwhile). The database is a file, so the
@@ -29,16 +30,25 @@ def main(argv: list[str]) -> None:
 
     from sesame.utils import get_query_string
 
-    from tests.factories import evening
+    from tests.factories import evening, make_character, make_user
 
     fd = int(argv[1])
     game = evening()
+    # A latecomer: not present until her player opens her sheet.
+    ines = make_character(
+        game["chronicle"],
+        "Ines",
+        make_user("ines"),
+        traits=[("Dexterous", "physical", 1), ("Clever", "mental", 2)],
+        present=False,
+    )
     print(
         json.dumps(
             {
                 "session": game["session"].pk,
                 "helen": game["helen"].pk,
                 "grady": game["grady"].pk,
+                "ines": ines.pk,
                 "grady_join": "/accounts/join/"
                 + get_query_string(game["grady_player"], scope="join"),
             }

@@ -324,3 +324,23 @@ def test_the_narrator_runs_a_static_challenge_and_a_simple_test_for_helen(evenin
     expect(simple.get_by_role("button", name="Start simple test")).to_be_enabled()
     # Grady was never involved.
     expect(grady.page.locator("article.card")).to_have_count(0)
+
+
+def test_a_player_arriving_after_the_narrator_gets_a_simple_test_at_once(live, evening, phone):
+    helen, grady, narrator = evening
+    roster = narrator.page.get_by_role("region", name="Roster")
+    expect(roster).not_to_contain_text("Ines")
+    ines = Screen(phone())
+    log_in(ines.page, live("/accounts/login/"), "ines")
+    ines.connected()
+    expect(roster.locator("li", has_text="Ines")).to_contain_text("P 1", timeout=AT_ONCE)
+    simple = narrator.page.get_by_role("region", name="Simple test")
+    fill_in(simple, {"Character": "Ines", "Narrator's throw": "Rock", "What it is": "Sneak in"})
+    narrator.tap(simple.get_by_role("button", name="Start simple test"))
+    expect(ines.open_card()).to_contain_text("Sneak in", timeout=AT_ONCE)
+    ines.tap(ines.control("button", "Paper"))
+    expect(ines.page.locator(".card").first.get_by_role("status")).to_have_text("Success!")
+    static = narrator.page.get_by_role("region", name="Static challenge")
+    expect(static.get_by_label("Character").locator("option")).to_have_text(
+        ["Grady", "Helen", "Ines"]
+    )
