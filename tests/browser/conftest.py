@@ -38,7 +38,7 @@ PHONE = {
     "viewport": {"width": 360, "height": 740},
     "is_mobile": True,
     "has_touch": True,
-    "device_scale_factor": 2,
+    "device_scale_factor": 1,
 }
 TABLET = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
 
