@@ -47,6 +47,7 @@
     if (!el) return;
     el.textContent = text;
     el.hidden = !text;
+    el.dataset.duringTimeOut = document.querySelector(".time-out.active") ? "1" : "";
     clearTimeout(notify.timer);
     if (text) notify.timer = setTimeout(function () { el.hidden = true; }, 6000);
   }
@@ -87,12 +88,24 @@
     try { data = JSON.parse(message); } catch (e) { return; }
     if (data.type === "ack") {
       pending.delete(data.id);
+      // Forms the server never re-renders (the narrator's) are ready for the next one.
+      document.querySelectorAll("form[data-reusable] button[disabled]").forEach(function (b) {
+        b.disabled = false;
+      });
     } else if (data.type === "error") {
       pending.delete(data.id);
       notify(data.message);
       document.querySelectorAll("form[ws-send] button[disabled]").forEach(function (b) {
         b.disabled = false;
       });
+    }
+  });
+
+  // A refusal raised during a Time out is stale once the narrator resumes play.
+  document.addEventListener("htmx:wsAfterMessage", function () {
+    var el = $("notice");
+    if (el && !el.hidden && el.dataset.duringTimeOut && !document.querySelector(".time-out.active")) {
+      notify("");
     }
   });
 
