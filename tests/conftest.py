@@ -1,5 +1,10 @@
 """Shared test setup.
 
+- ``browser``: Debian's chromium (/usr/bin/chromium), headless, driven by
+  Playwright; one for the whole run (a second sync Playwright cannot start
+  while one runs). Without chromium, tests marked ``browser`` skip, unless
+  ``NARRATOR_REQUIRE_BROWSER=1`` (then collection fails).
+
 - Plain static storage (no collectstatic needed) and fast password hashing.
 - Every test runs on the in-memory channel layer, except tests marked
   ``redis``, which run on channels-redis at ``REDIS_URL`` (skipped when unset).
@@ -8,6 +13,7 @@
 
 import os
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +45,41 @@ def _test_settings(request):
         }
     else:
         settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the browser tests when chromium is missing, unless it is required."""
+    wanted = [item for item in items if item.get_closest_marker("browser")]
+    if not wanted or Path(CHROMIUM).exists():
+        return
+    if os.getenv("NARRATOR_REQUIRE_BROWSER") == "1":
+        raise pytest.UsageError(
+            f"NARRATOR_REQUIRE_BROWSER=1 but {CHROMIUM} is missing: install Debian's chromium."
+        )
+    skip = pytest.mark.skip(reason=f"{CHROMIUM} is missing (apt-get install chromium)")
+    for item in wanted:
+        item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium, headless, shared by every browser test."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()

@@ -2,8 +2,7 @@
 
 - ``live``: a Daphne process (HTTP and websockets) on 127.0.0.1, serving a fresh
   file SQLite database holding ``tests.factories.evening()``: one per test.
-- ``browser``: Debian's chromium (/usr/bin/chromium) driven by Playwright.
-  Without it the browser tests skip, unless ``NARRATOR_REQUIRE_BROWSER=1``.
+- ``browser`` (tests/conftest.py): Debian's chromium driven by Playwright.
 - ``phone`` / ``tablet``: new browser contexts, 360×740 touch or 1024×768.
 """
 
@@ -22,15 +21,6 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PORTS = range(8100, 8200)  # this helper's loopback ports
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 30  # seconds for Daphne to answer /healthz
@@ -41,20 +31,6 @@ PHONE = {
     "device_scale_factor": 1,
 }
 TABLET = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
-
-
-def pytest_collection_modifyitems(config, items):
-    """Skip the browser tests when chromium is missing, unless it is required."""
-    wanted = [item for item in items if item.get_closest_marker("browser")]
-    if not wanted or Path(CHROMIUM).exists():
-        return
-    if os.getenv("NARRATOR_REQUIRE_BROWSER") == "1":
-        raise pytest.UsageError(
-            f"NARRATOR_REQUIRE_BROWSER=1 but {CHROMIUM} is missing: install Debian's chromium."
-        )
-    skip = pytest.mark.skip(reason=f"{CHROMIUM} is missing (apt-get install chromium)")
-    for item in wanted:
-        item.add_marker(skip)
 
 
 def _env(db: Path, data_dir: Path) -> dict[str, str]:
@@ -188,19 +164,6 @@ def live(_servers):
         yield server.ready()
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Debian's chromium, headless, shared by every browser test."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
 
 
 def _contexts(browser, options: dict):

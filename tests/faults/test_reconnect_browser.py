@@ -5,8 +5,7 @@ acknowledged, and resyncs on a missed heartbeat and when the screen wakes.
 Daphne serves the real app from a file SQLite database on a loopback port;
 Debian's chromium runs ``static/narrator/app.js`` and Playwright's websocket
 routing sits between page and server, to drop frames and to close the page's
-socket with any code. Skipped without /usr/bin/chromium unless
-NARRATOR_REQUIRE_BROWSER=1.
+socket with any code. ``browser`` comes from tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -22,15 +21,6 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PORTS = range(8430, 8460)  # this suite's share of the loopback ports
 ROOT = Path(__file__).resolve().parents[2]
 HEARTBEAT_MS = 400  # app.js heartbeat, shortened for the test (window.NARRATOR_HEARTBEAT_MS)
@@ -38,9 +28,6 @@ RECONNECT_CODES = [1000, 1001, 1005, 1006, 1011, 1012, 1013]
 REFUSAL_CODES = [4401, 4403]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-if not os.path.exists(CHROMIUM) and os.getenv("NARRATOR_REQUIRE_BROWSER") != "1":
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
 
 def _free_port() -> int:
@@ -131,16 +118,6 @@ def _wait(page, condition, timeout: float = 10.0) -> float:
         assert time.monotonic() - started < timeout, "timed out"
         page.wait_for_timeout(20)
     return time.monotonic() - started
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def _phone(browser, server, user: str):

@@ -22,6 +22,13 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 REPEATS = 1000
 
 
+@pytest.fixture(autouse=True)
+def _no_rate_limit(settings):
+    """A thousand frames in a few seconds is a flood the rate limit closes
+    (tests/security); here only the idempotency of message ids is tested."""
+    settings.WS_RATE = settings.WS_BURST = 10**6
+
+
 @database_sync_to_async
 def _state(challenge_id: int) -> tuple:
     challenge = Challenge.objects.get(pk=challenge_id)
