@@ -250,3 +250,18 @@ def test_joinlinks_refuses_an_unknown_chronicle_or_user(args, message):
 
     with pytest.raises(CommandError, match=message):
         run("joinlinks", *args)
+
+
+def test_evening_serves_with_daphne_capping_websocket_messages(monkeypatch):
+    from daphne.cli import CommandLineInterface
+
+    calls = []
+    monkeypatch.setattr(CommandLineInterface, "run", lambda self, args: calls.append(args))
+
+    evening.serve("0.0.0.0", 8125)
+
+    args = calls[0]
+    assert args[:4] == ["-b", "0.0.0.0", "-p", "8125"]
+    assert args[-1] == "narrator.asgi:application"
+    size = int(args[args.index("--websocket-max-message-size") + 1])
+    assert 4096 < size <= 65536

@@ -18,6 +18,10 @@ from sesame.utils import get_query_string
 from characters.management.commands.demo import USERS
 
 UNSPECIFIED_HOSTS = {"", "0.0.0.0", "::"}
+ASGI_APP = "narrator.asgi:application"
+# Daphne buffers a whole websocket message before Narrator sees it; refuse
+# anything far above WS_MAX_MESSAGE_BYTES at the door (bytes).
+DAPHNE_OPTIONS = ["--websocket-max-message-size", "65536"]
 
 
 def lan_address() -> str:
@@ -99,4 +103,4 @@ def serve(host: str, port: int) -> None:
     """Serve ``narrator.asgi:application`` with daphne until interrupted."""
     from daphne.cli import CommandLineInterface
 
-    CommandLineInterface().run(["-b", host, "-p", str(port), "narrator.asgi:application"])
+    CommandLineInterface().run(["-b", host, "-p", str(port), *DAPHNE_OPTIONS, ASGI_APP])
