@@ -6,14 +6,17 @@ side (or a narrator) only once both throws of that test are in.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
+from django.db.models import Count, Max, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from challenges.models import Challenge
 from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
@@ -319,7 +322,7 @@ def play_context(character: Character, session: GameSession | None) -> dict:
     results), the characters she may challenge, and the time-out state."""
     sheet = character_sheet(character, session)
     challenges: list[ChallengeView] = []
-    opponents: list[Character] = []
+    opponents = ""
     if session is not None:
         session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
         mine = Challenge.objects.filter(session=session).filter(
@@ -335,11 +338,7 @@ def play_context(character: Character, session: GameSession | None) -> dict:
                     view.bid_choices = _biddable(
                         [t for t in sheet.traits if t.category == view.state.category]
                     )
-        opponents = list(
-            Character.objects.filter(presences__session=session)
-            .exclude(pk=character.pk)
-            .order_by("name")
-        )
+        opponents = opponent_chips(session, character)
     return {
         "character": character,
         "session": session,
@@ -349,6 +348,39 @@ def play_context(character: Character, session: GameSession | None) -> dict:
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
     }
+
+
+OPPONENTS_TTL = 30.0  # seconds a session's rendered opponent list is reused at most
+_opponents: dict[int, tuple[tuple, float, dict[int, str]]] = {}  # session id -> (key, when, chips)
+
+
+def opponent_chips(session: GameSession, character: Character) -> str:
+    """The phone's "Opponent" radio chips (HTML): every character present at
+    ``session`` but ``character``, by name.
+
+    With hundreds of players this list is most of a phone's view, so it is built
+    once per process for the session's current presence list (at most every
+    :data:`OPPONENTS_TTL` seconds, so a renamed character shows within that)
+    and each phone only leaves itself out: one cheap query instead of a row and
+    a template loop per present player on every view.
+    """
+    stamp = Presence.objects.filter(session=session).aggregate(n=Count("id"), last=Max("id"))
+    key = (stamp["n"], stamp["last"])
+    now = time.monotonic()
+    cached = _opponents.get(session.pk)
+    if cached is None or cached[0] != key or now - cached[1] > OPPONENTS_TTL:
+        present = Character.objects.filter(presences__session=session).order_by("name").only("name")
+        chips = {
+            c.pk: format_html(
+                '<label class="chip"><input type="radio" name="defender" value="{}" required>'
+                " {}</label>",
+                c.pk,
+                c.name,
+            )
+            for c in present
+        }
+        cached = _opponents[session.pk] = (key, now, chips)
+    return mark_safe("".join(html for pk, html in cached[2].items() if pk != character.pk))  # noqa: S308 - built with format_html
 
 
 def _biddable(lines: list[TraitLine]) -> list[TraitLine]:
