@@ -16,6 +16,7 @@ baseline of ``challenges.bench.bare``). Scenarios take a target and return a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import re
@@ -136,20 +137,26 @@ class Conn:
         self.waiters.append((test, future))
         return future
 
+    async def _send(self, text: str) -> None:
+        # A closed socket is counted by its reader; the ack never comes (Lost).
+        with contextlib.suppress(ConnectionClosed):
+            await self.ws.send(text)
+
     async def act(self, **message) -> dict:
         """Send an action with a new id; returns its ack or error (Lost if none)."""
-        msg_id = uuid.uuid4().hex
-        future = asyncio.get_running_loop().create_future()
-        self.pending[msg_id] = future
-        await self.ws.send(json.dumps({"id": msg_id, **message}))
+        future = self.send_action(**message)
         return await within(future)
 
-    def send_action(self, **message) -> asyncio.Future:
-        """Queue an action now (no await between several sends); its ack future."""
-        msg_id = uuid.uuid4().hex
+    def send_action(self, *, msg_id: str | None = None, **message) -> asyncio.Future:
+        """Queue an action now (no await between several sends); its ack future.
+        Lost at once if the socket never opened."""
+        msg_id = msg_id or uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
+        if self.ws is None:
+            future.set_exception(Lost("not connected"))
+            return future
         self.pending[msg_id] = future
-        asyncio.ensure_future(self.ws.send(json.dumps({"id": msg_id, **message})))
+        asyncio.ensure_future(self._send(json.dumps({"id": msg_id, **message})))
         return future
 
 
@@ -267,12 +274,10 @@ class Bare(Target):
         ids = [uuid.uuid4().hex, uuid.uuid4().hex]
         results = [phone.wait(f'data-throw="{i}"') for phone in (a, b) for i in ids]
         start = time.perf_counter()
-        acks = []
-        for phone, msg_id in zip((a, b), ids, strict=True):
-            future = asyncio.get_running_loop().create_future()
-            phone.pending[msg_id] = future
-            asyncio.ensure_future(phone.ws.send(json.dumps({"id": msg_id, "action": "throw"})))
-            acks.append(future)
+        acks = [
+            phone.send_action(msg_id=msg_id, action="throw")
+            for phone, msg_id in zip((a, b), ids, strict=True)
+        ]
         seen = await gather_within(*results)
         await gather_within(*acks)
         return max(t for t, _ in seen) - start
