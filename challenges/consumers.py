@@ -13,8 +13,10 @@ Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+from types import SimpleNamespace
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -103,6 +105,14 @@ class BaseConsumer(AsyncWebsocketConsumer):
         raise NotImplementedError
 
 
+@functools.lru_cache(maxsize=2)
+def _time_out_html(time_out: bool) -> str:
+    """The phone's time-out banner (out of band) for ``time_out``."""
+    return render_to_string(
+        "challenges/_time_out.html", {"session": SimpleNamespace(time_out=time_out), "oob": True}
+    )
+
+
 class PlayConsumer(BaseConsumer):
     """A player's phone for one of her characters in its chronicle's open session."""
 
@@ -154,6 +164,12 @@ class PlayConsumer(BaseConsumer):
         await self.send_view()
 
     async def session_updated(self, event: dict) -> None:
+        if "time_out" in event:
+            # Time out reaches every phone at once: the flag is in the event,
+            # so a phone neither queries nor renders (one string per flag).
+            self.session.time_out = bool(event["time_out"])
+            await self.send(text_data=_time_out_html(self.session.time_out))
+            return
         await self.send(text_data=await self._render_time_out())
 
     # Actions --------------------------------------------------------------

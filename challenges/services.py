@@ -549,7 +549,13 @@ def _set_time_out(*, session: GameSession, user, msg_id: str, time_out: bool) ->
             Event.objects.create(
                 session=session, kind="time_out" if time_out else "resume", actor=user
             )
-        broadcast_on_commit([session_group(session.pk)], SESSION_UPDATED, session_id=session.pk)
+        # The flag travels with the event so that no phone has to query the session.
+        broadcast_on_commit(
+            [session_group(session.pk)],
+            SESSION_UPDATED,
+            session_id=session.pk,
+            time_out=session.time_out,
+        )
     return session
 
 
