@@ -281,23 +281,42 @@ class NarrateConsumer(BaseConsumer):
     async def send_view(self) -> None:
         await self.send(text_data=await self._render_view())
 
-    @database_sync_to_async
-    def _render_challenge(self, challenge_id: int) -> str:
-        context = views.dashboard_row_context(self.session, challenge_id)
-        if context is None:
-            return ""
-        context["insert"] = challenge_id not in self.known
-        self.known.add(challenge_id)
-        return render_to_string("challenges/_dashboard_row_oob.html", context)
+    def _oob_row(self, template: str, context_of, known: set[int], pk: int, cause) -> str:
+        """One dashboard row (a challenge or a roster entry), inserted if this
+        dashboard has not shown it yet. ``cause`` (the event's version) lets
+        every dashboard of this worker share one rendering; None renders anew."""
+        insert = pk not in known
+        known.add(pk)
+
+        def render() -> str:
+            context = context_of(self.session, pk)
+            if context is None:
+                return ""
+            context["insert"] = insert
+            return render_to_string(template, context)
+
+        key = None if cause is None else (template, self.session.pk, pk, cause, insert)
+        return views.shared_renders.get(key, render)
 
     @database_sync_to_async
-    def _render_roster_row(self, character_id: int) -> str:
-        context = views.roster_row_context(self.session, character_id)
-        if context is None:
-            return ""
-        context["insert"] = character_id not in self.known_roster
-        self.known_roster.add(character_id)
-        return render_to_string("challenges/_roster_row_oob.html", context)
+    def _render_challenge(self, challenge_id: int, version: int | None = None) -> str:
+        return self._oob_row(
+            "challenges/_dashboard_row_oob.html",
+            views.dashboard_row_context,
+            self.known,
+            challenge_id,
+            version,
+        )
+
+    @database_sync_to_async
+    def _render_roster_row(self, character_id: int, cause: tuple | None = None) -> str:
+        return self._oob_row(
+            "challenges/_roster_row_oob.html",
+            views.roster_row_context,
+            self.known_roster,
+            character_id,
+            cause,
+        )
 
     @database_sync_to_async
     def _render_controls(self) -> str:
@@ -307,11 +326,15 @@ class NarrateConsumer(BaseConsumer):
         )
 
     async def challenge_updated(self, event: dict) -> None:
-        if html := await self._render_challenge(event["challenge_id"]):
+        html = await self._render_challenge(event["challenge_id"], event.get("version"))
+        if html:
             await self.send(text_data=html)
 
     async def character_updated(self, event: dict) -> None:
-        if html := await self._render_roster_row(event["character_id"]):
+        cause = None
+        if "challenge_id" in event and "version" in event:
+            cause = (event["challenge_id"], event["version"])
+        if html := await self._render_roster_row(event["character_id"], cause):
             await self.send(text_data=html)
 
     async def session_updated(self, event: dict) -> None:

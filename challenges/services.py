@@ -211,8 +211,14 @@ def _save(
             presence.save(update_fields=["health"])
 
     groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
+    # The version lets every dashboard of a worker share one rendering of the change.
+    version = challenge.version
     broadcast_on_commit(
-        groups, CHALLENGE_UPDATED, challenge_id=challenge.pk, session_id=challenge.session_id
+        groups,
+        CHALLENGE_UPDATED,
+        challenge_id=challenge.pk,
+        session_id=challenge.session_id,
+        version=version,
     )
     if newly_resolved and (state.losses or state.wounds):
         for character_id in touched:
@@ -221,6 +227,8 @@ def _save(
                 CHARACTER_UPDATED,
                 character_id=character_id,
                 session_id=challenge.session_id,
+                challenge_id=challenge.pk,
+                version=version,
             )
     return challenge
 

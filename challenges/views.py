@@ -7,6 +7,8 @@ side (or a narrator) only once both throws of that test are in.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -364,8 +366,10 @@ def opponent_chips(session: GameSession, character: Character) -> str:
     and each phone only leaves itself out: one cheap query instead of a row and
     a template loop per present player on every view.
     """
-    stamp = Presence.objects.filter(session=session).aggregate(n=Count("id"), last=Max("id"))
-    key = (stamp["n"], stamp["last"])
+    stamp = Presence.objects.filter(session=session).aggregate(
+        n=Count("id"), last=Max("id"), at=Max("arrived_at")
+    )
+    key = (stamp["n"], stamp["last"], stamp["at"])
     now = time.monotonic()
     cached = _opponents.get(session.pk)
     if cached is None or cached[0] != key or now - cached[1] > OPPONENTS_TTL:
@@ -442,6 +446,35 @@ def roster_row_context(session: GameSession, character_id: int) -> dict | None:
     if character is None:
         return None
     return {"entry": _roster_row(session, character), "session": session}
+
+
+class SharedRenders:
+    """Renderings that every connection of this process would make identically,
+    kept by a key built from a broadcast's ids and version (a bounded LRU).
+
+    Twelve dashboards receiving one ``challenge.updated`` then cost one query
+    and one rendering, not twelve. A key of None means "render, do not keep"
+    (an event without a version). A version's rendering never goes stale: it is
+    made after that version was committed, so it shows it or a later one.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self.items: OrderedDict[tuple, str] = OrderedDict()
+
+    def get(self, key: tuple | None, render: Callable[[], str]) -> str:
+        if key is None:
+            return render()
+        if key in self.items:
+            self.items.move_to_end(key)
+            return self.items[key]
+        html = self.items[key] = render()
+        if len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return html
+
+
+shared_renders = SharedRenders()
 
 
 # Pages ---------------------------------------------------------------------
