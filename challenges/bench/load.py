@@ -393,7 +393,10 @@ async def time_out(target: Target, *, result: Result) -> None:
         except Lost:
             result.lost += 1
     result.elapsed = time.perf_counter() - start
-    await target.resume()
+    try:
+        await target.resume()
+    except Lost:
+        result.note = "Resume did not reach every phone"
 
 
 async def reconnect(target: Target, *, result: Result) -> None:

@@ -101,14 +101,21 @@ def run(options: Options) -> list[Result]:
             redis = Redis(options.redis_port, workdir)
         for config in configs:
             options.log(f"== {config.label}")
-            results += asyncio.run(run_config(config, options, workdir, redis))
+            try:
+                asyncio.run(run_config(config, options, workdir, redis, results))
+            except Exception as error:  # noqa: BLE001 - reported; the other configurations run
+                options.log(f"!! {config.label} stopped: {error!r}")
+                options.checks.append(f"{config.label}: stopped by {error!r}")
     finally:
         if redis is not None:
             redis.stop()
     return results
 
 
-async def run_config(config: Config, options: Options, workdir: Path, redis) -> list[Result]:
+async def run_config(
+    config: Config, options: Options, workdir: Path, redis, results: list[Result]
+) -> None:
+    """Run every scenario of one configuration, appending rows to ``results``."""
     database = Database(config.database, workdir, options.postgres_url)
     real = bare = None
     try:
@@ -129,7 +136,6 @@ async def run_config(config: Config, options: Options, workdir: Path, redis) -> 
             bare = Workers("challenges.bench.bare:application", bare_ports, env, workdir)
             bare.start()
             targets.append((_bare(options, bare_ports), bare))
-        results = []
         for target, workers in targets:
             results.append(await _connect(config, target, workers, options))
         for scenario in options.scenarios:
@@ -142,14 +148,17 @@ async def run_config(config: Config, options: Options, workdir: Path, redis) -> 
             if not workers.alive():
                 options.log(f"!! {target.name} worker died:\n{workers.log_tail()}")
         check = json.loads(run_fixtures(env, "verify"))
-        done = sum(r.count for r in results if r.app == "narrator" and r.scenario in _CHALLENGES)
+        done = sum(
+            r.count
+            for r in results
+            if r.app == "narrator" and r.config == config.label and r.scenario in _CHALLENGES
+        )
         options.checks.append(
             f"{config.label}: {check['challenges']} challenges in the database, "
             f"{check['resolved']} resolved, {check['losses']} Traits lost, "
             f"{check['doubled_losses']} challenges with a doubled loss; "
             f"{done} results seen on both phones"
         )
-        return results
     finally:
         for workers in (real, bare):
             if workers is not None:
@@ -223,6 +232,28 @@ async def _scenario(
     def remark() -> None:
         mark.update(cpu=workers.stat().cpu, client=_client_cpu(), wall=time.perf_counter())
 
+    try:
+        await _play(scenario, target, options, result, remark)
+    except load.Lost as error:
+        result.note = f"stopped: no answer within {load.WAIT:.0f} s ({error})"
+        options.log(f"   {scenario} on {target.name}: {result.note}")
+    result.cpu_seconds = workers.stat().cpu - mark["cpu"]
+    wall = time.perf_counter() - mark["wall"]
+    client = (_client_cpu() - mark["client"]) / wall * 100 if wall else 0
+    doubled_after, closed_after = target.counters()
+    result.doubled = doubled_after - doubled
+    result.server_closed = closed_after - closed
+    notes = [result.note] if result.note else []
+    notes.append(f"client CPU {client:.0f}%")
+    if result.skipped:
+        notes.append(f"{result.skipped} starts skipped (no idle pair)")
+    if scenario == "reconnect":
+        notes.append(f"all back in {result.elapsed:.1f} s")
+    result.note = ", ".join(notes)
+    return result
+
+
+async def _play(scenario: str, target, options: Options, result: Result, remark) -> None:
     if scenario == "paced":
         await load.paced(target, rate=options.rate, duration=options.duration, result=result)
     elif scenario == "saturation":
@@ -237,16 +268,3 @@ async def _scenario(
         await load.reconnect(target, result=result)
     else:
         raise ValueError(f"unknown scenario {scenario!r}")
-    result.cpu_seconds = workers.stat().cpu - mark["cpu"]
-    wall = time.perf_counter() - mark["wall"]
-    client = (_client_cpu() - mark["client"]) / wall * 100 if wall else 0
-    doubled_after, closed_after = target.counters()
-    result.doubled = doubled_after - doubled
-    result.server_closed = closed_after - closed
-    notes = [f"client CPU {client:.0f}%"]
-    if result.skipped:
-        notes.append(f"{result.skipped} starts skipped (no idle pair)")
-    if scenario == "reconnect":
-        notes.append(f"all back in {result.elapsed:.1f} s")
-    result.note = ", ".join(notes)
-    return result
