@@ -146,7 +146,20 @@ class PlayConsumer(BaseConsumer):
     @database_sync_to_async
     def _render_view(self) -> str:
         context = views.play_context(self.character, self.session)
+        self.cards_shown = {view.pk for view in context["challenges"]}
         return render_to_string("challenges/play_live.html", context)
+
+    @database_sync_to_async
+    def _render_card(self, challenge_id: int) -> str | None:
+        """Only the changed card (out of band) when the phone shows it and it is
+        still open; None when the phone needs its whole view (a new challenge,
+        a result that changes her sheet)."""
+        if self.session is None or challenge_id not in getattr(self, "cards_shown", ()):
+            return None
+        card = views.phone_card(self.character, self.session, challenge_id)
+        if card is None:
+            return None
+        return render_to_string("challenges/_card.html", {"c": card, "card_oob": True})
 
     async def send_view(self) -> None:
         await self.send(text_data=await self._render_view())
@@ -158,7 +171,12 @@ class PlayConsumer(BaseConsumer):
 
     # Group events ---------------------------------------------------------
     async def challenge_updated(self, event: dict) -> None:
-        await self.send_view()
+        # A bid or a first throw changes one card: send it, not the whole view
+        # (with hundreds present, the view is mostly the opponent list).
+        if html := await self._render_card(event["challenge_id"]):
+            await self.send(text_data=html)
+        else:
+            await self.send_view()
 
     async def character_updated(self, event: dict) -> None:
         await self.send_view()

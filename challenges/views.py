@@ -332,14 +332,7 @@ def play_context(character: Character, session: GameSession | None) -> dict:
         )
         open_ = list(mine.exclude(stage=Stage.RESOLVED).order_by("created_at"))
         done = list(mine.filter(stage=Stage.RESOLVED).order_by("-resolved_at")[:RECENT_RESOLVED])
-        challenges = [challenge_view(c, character) for c in open_ + done]
-        for view in challenges:
-            if view.state.category is not None:
-                view.held = sheet.held(view.state.category)
-                if view.can_bid:
-                    view.bid_choices = _biddable(
-                        [t for t in sheet.traits if t.category == view.state.category]
-                    )
+        challenges = [_with_sheet(challenge_view(c, character), sheet) for c in open_ + done]
         opponents = opponent_chips(session, character)
     return {
         "character": character,
@@ -385,6 +378,34 @@ def opponent_chips(session: GameSession, character: Character) -> str:
         }
         cached = _opponents[session.pk] = (key, now, chips)
     return mark_safe("".join(html for pk, html in cached[2].items() if pk != character.pk))  # noqa: S308 - built with format_html
+
+
+def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
+    """Give a phone's challenge her Trait count and what she may bid now."""
+    if view.state.category is not None:
+        view.held = sheet.held(view.state.category)
+        if view.can_bid:
+            view.bid_choices = _biddable(
+                [t for t in sheet.traits if t.category == view.state.category]
+            )
+    return view
+
+
+def phone_card(
+    character: Character, session: GameSession, challenge_id: int
+) -> ChallengeView | None:
+    """One unresolved challenge of ``character`` as her phone shows it, or None
+    (not hers, not this session's, or resolved: a result changes her sheet
+    too, so the phone then gets its whole view)."""
+    challenge = (
+        Challenge.objects.filter(session=session, pk=challenge_id)
+        .filter(Q(challenger=character) | Q(defender=character))
+        .exclude(stage=Stage.RESOLVED)
+        .first()
+    )
+    if challenge is None:
+        return None
+    return _with_sheet(challenge_view(challenge, character), character_sheet(character, session))
 
 
 def _biddable(lines: list[TraitLine]) -> list[TraitLine]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
@@ -80,3 +82,34 @@ async def test_time_out_reaches_a_phone_as_its_banner(game):
     assert session.time_out
     for communicator in (narrator, helen):
         await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_bid_sends_the_challengers_phone_only_the_changed_card(game):
+    helen, _ = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    grady, _ = await connect(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
+    reply, _ = await act(
+        helen, action="challenge.open", defender=str(game["grady"].pk), bid="physical:Ferocious"
+    )
+    assert reply["status"] == "ok"
+    await drain(helen)
+    grady_frames = await drain(grady)
+    challenge_id = _card_id(grady_frames)
+    reply, _ = await act(grady, action="challenge.bid", challenge=challenge_id, bid="Resilient")
+    assert reply["status"] == "ok"
+    frames = await drain(helen)
+    assert frames and all('id="live"' not in f for f in frames)
+    assert any(
+        f.startswith(f'<article id="card-{challenge_id}" class="card stage-throws')
+        and 'hx-swap-oob="true"' in f
+        for f in frames
+    )
+    for communicator in (helen, grady):
+        await communicator.disconnect()
+
+
+def _card_id(frames: list[str]) -> int:
+    for frame in frames:
+        if found := re.search(r'id="card-(\d+)"', frame):
+            return int(found.group(1))
+    raise AssertionError("no card in the frames")
