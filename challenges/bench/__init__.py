@@ -11,3 +11,5 @@
   process) and the scenarios: paced, saturation, burst, time out, reconnect.
 - ``report``: percentiles and the printed table.
 """
+
+SCENARIOS = ("paced", "saturation", "burst", "time_out", "reconnect")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from challenges.bench import load
+from challenges.bench import SCENARIOS, load
 from challenges.bench.report import Result
 from challenges.bench.servers import (
     Database,
@@ -24,7 +24,6 @@ from challenges.bench.servers import (
     worker_env,
 )
 
-SCENARIOS = ("paced", "saturation", "burst", "time_out", "reconnect")
 BARE_PORT_OFFSET = 10
 
 

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from challenges.bench.report import table
-from challenges.bench.run import SCENARIOS, Options, run
+from challenges.bench import SCENARIOS
 
 
 def _csv(kind):
@@ -68,6 +67,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **opts):
+        try:
+            from challenges.bench.report import table
+            from challenges.bench.run import Options, run
+        except ImportError as error:  # websockets is a development requirement
+            raise CommandError(f"{error}: pip install -r requirements-dev.txt") from None
         options = Options(
             phones=opts["phones"],
             dashboards=opts["dashboards"],
