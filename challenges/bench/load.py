@@ -386,9 +386,10 @@ async def burst(target: Target, *, result: Result, on_ready: Callable[[], None])
 async def time_out(target: Target, *, result: Result) -> None:
     """A narrator calls Time out; the time until each phone shows it."""
     start, futures = await target.time_out()
-    for future in futures:
+    deadline = time.perf_counter() + WAIT
+    for future in futures:  # one deadline for all: a lost phone must not delay the rest
         try:
-            arrived, _ = await within(future, WAIT)
+            arrived, _ = await within(future, max(0.0, deadline - time.perf_counter()))
             result.add(arrived - start)
         except Lost:
             result.lost += 1
