@@ -24,7 +24,7 @@ from challenges.models import Challenge
 from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
 from challenges.rules import Category, ChallengeState, Kind, Outcome, Side, Stage, TestRecord
 from characters.models import Character, Chronicle, GameSession, Presence
-from characters.services import Sheet, TraitLine, character_sheet
+from characters.services import Sheet, TraitLine, character_sheet, character_sheets
 
 RECENT_RESOLVED = 5  # resolved challenges kept on a phone
 DASHBOARD_LIMIT = 300  # challenges listed on a dashboard
@@ -421,13 +421,17 @@ class RosterRow:
     player_name: str
 
 
-def _roster_row(session: GameSession, character: Character) -> RosterRow:
-    player = character.player
-    return RosterRow(
-        character=character,
-        sheet=character_sheet(character, session),
-        player_name=(player.get_full_name() or player.get_username()) if player else "",
-    )
+def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
+    """Roster rows of ``characters``; their sheets in four queries in all."""
+    sheets = character_sheets(characters, session)
+    return [
+        RosterRow(
+            character=c,
+            sheet=sheets[c.pk],
+            player_name=(c.player.get_full_name() or c.player.get_username()) if c.player else "",
+        )
+        for c in characters
+    ]
 
 
 def dashboard_context(session: GameSession) -> dict:
@@ -444,7 +448,7 @@ def dashboard_context(session: GameSession) -> dict:
         "session": session,
         "challenges": challenges,
         "rows": [challenge_view(c, None) for c in challenges],
-        "roster": [_roster_row(session, c) for c in present.order_by("name")],
+        "roster": _roster(session, list(present.order_by("name"))),
         "categories": list(Category),
     }
 
@@ -466,7 +470,7 @@ def roster_row_context(session: GameSession, character_id: int) -> dict | None:
     )
     if character is None:
         return None
-    return {"entry": _roster_row(session, character), "session": session}
+    return {"entry": _roster(session, [character])[0], "session": session}
 
 
 class SharedRenders:
