@@ -115,7 +115,17 @@ if REDIS_URL := os.getenv("REDIS_URL"):
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        # redis-py's pool stops at 100 connections ("Too many
+                        # connections" kills consumers in a burst), and its 5 s
+                        # read timeout equals channels-redis's 5 s BZPOPMIN, so
+                        # a busy worker's receive times out and drops its socket.
+                        "max_connections": envint("REDIS_MAX_CONNECTIONS", "2000"),
+                        "socket_timeout": envint("REDIS_SOCKET_TIMEOUT", "15"),
+                    }
+                ],
                 # Defaults (capacity 100) silently drop group messages in a burst.
                 "capacity": envint("CHANNEL_CAPACITY", "5000"),
                 "expiry": 60,
