@@ -154,6 +154,7 @@ class Conn:
         future = asyncio.get_running_loop().create_future()
         if self.ws is None:
             future.set_exception(Lost("not connected"))
+            future.exception()  # may be awaited or not: never "exception was never retrieved"
             return future
         self.pending[msg_id] = future
         asyncio.ensure_future(self._send(json.dumps({"id": msg_id, **message})))
@@ -294,7 +295,8 @@ async def open_all(conns: list[Conn], *, concurrency: int) -> tuple[list[float],
     async def one(conn: Conn) -> None:
         nonlocal failed
         async with gate:
-            view = conn.wait('id="live"') if "/play/" in conn.url else None
+            # A phone's view holds id="live"; a dashboard's, the challenge list.
+            view = conn.wait(re.compile(r'(id="live"|id="challenge-list")'))
             start = time.perf_counter()
             try:
                 await conn.open()

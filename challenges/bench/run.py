@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -108,6 +109,7 @@ def run(options: Options) -> list[Result]:
     finally:
         if redis is not None:
             redis.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
     return results
 
 
