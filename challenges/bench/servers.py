@@ -92,6 +92,15 @@ class Database:
             self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
+def _most_files() -> None:
+    """In the Redis child: open files up to the hard limit, since Redis caps its
+    clients at that limit and several workers' pools connect at once."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 class Redis:
     """Our own ``redis-server`` on loopback, no persistence, stopped by ``stop()``."""
 
@@ -119,6 +128,7 @@ class Redis:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.STDOUT,
+            preexec_fn=_most_files,
         )
         wait_for_port(port, proc=self.proc)
 
