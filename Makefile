@@ -19,6 +19,9 @@ run: $(BIN)/.installed  ## migrate, load the demo chronicle, print join links, s
 test: $(BIN)/.installed  ## every test: rules, consumers, admin, browser
 	./scripts/test
 
+bench: $(BIN)/.installed  ## load test on loopback: Narrator vs a bare Channels consumer (docs/performance.md)
+	$(BIN)/python manage.py bench $(BENCH_ARGS)
+
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -29,9 +29,11 @@ Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import random
+from types import SimpleNamespace
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -51,6 +53,14 @@ LAYER_RETRY_SECONDS = (0.5, 3.0)
 
 
 FLOOD_MESSAGE = "Too many messages at once: this connection is closed and will reconnect."
+
+
+@functools.lru_cache(maxsize=2)
+def _time_out_html(time_out: bool) -> str:
+    """The phone's time-out banner (out of band) for ``time_out``."""
+    return render_to_string(
+        "challenges/_time_out.html", {"session": SimpleNamespace(time_out=time_out), "oob": True}
+    )
 
 
 class BadMessage(Exception):
@@ -249,7 +259,30 @@ class PlayConsumer(BaseConsumer):
         # stale (one extra resync), never a stale view with a current stamp.
         self.stamp_parts = self._parts()
         context = views.play_context(self.character, self.session)
+        self.cards_shown = {view.pk: view.challenge.version for view in context["challenges"]}
         return render_to_string("challenges/play_live.html", context)
+
+    @database_sync_to_async
+    def _render_card(self, challenge_id: int) -> str | None:
+        """Only the changed card (out of band) when the phone shows it and it is
+        still open; None when the phone needs its whole view (a new challenge,
+        a result that changes her sheet)."""
+        shown = getattr(self, "cards_shown", {})
+        if self.session is None or challenge_id not in shown:
+            return None
+        card = views.phone_card(self.character, self.session, challenge_id)
+        if card is None:
+            return None
+        # The stamp's "screen" part sums the versions of her challenges: swap
+        # this card's old version for the one shown now. If the stamp was already
+        # behind the screen, it stays unequal to the truth: one extra resync.
+        version = card.challenge.version
+        screen = self.stamp_parts.get("screen")
+        if screen:
+            total = screen[1] - shown[challenge_id] + version
+            self.stamp_parts = {**self.stamp_parts, "screen": (screen[0], total, *screen[2:])}
+        shown[challenge_id] = version
+        return render_to_string("challenges/_card.html", {"c": card, "card_oob": True})
 
     async def send_view(self) -> None:
         await self.send_stamped(await self._render_view())
@@ -262,12 +295,25 @@ class PlayConsumer(BaseConsumer):
 
     # Group events ---------------------------------------------------------
     async def challenge_updated(self, event: dict) -> None:
-        await self.send_view()
+        # A bid or a first throw changes one card: send it, not the whole view
+        # (with hundreds present, the view is mostly the opponent list).
+        if html := await self._render_card(event["challenge_id"]):
+            await self.send_stamped(html)
+        else:
+            await self.send_view()
 
     async def character_updated(self, event: dict) -> None:
         await self.send_view()
 
     async def session_updated(self, event: dict) -> None:
+        if "time_out" in event:
+            # Time out reaches every phone at once: the flag is in the event,
+            # so a phone neither queries nor renders (one string per flag).
+            self.session.time_out = bool(event["time_out"])
+            ended = self.stamp_parts.get("session", (0, 0))[1]
+            self.stamp_parts = {**self.stamp_parts, "session": (int(self.session.time_out), ended)}
+            await self.send_stamped(_time_out_html(self.session.time_out))
+            return
         await self.send_stamped(await self._render_time_out())
 
     # Actions --------------------------------------------------------------
@@ -390,25 +436,52 @@ class NarrateConsumer(BaseConsumer):
     async def send_view(self) -> None:
         await self.send_stamped(await self._render_view())
 
-    @database_sync_to_async
-    def _render_challenge(self, challenge_id: int) -> str:
-        context = views.dashboard_row_context(self.session, challenge_id)
-        if context is None:
-            return ""
-        context["insert"] = challenge_id not in self.known
-        self.known[challenge_id] = context["row"].challenge.version
-        self.stamp_parts = {**self.stamp_parts, "challenges": heartbeat.aggregate(self.known)}
-        return render_to_string("challenges/_dashboard_row_oob.html", context)
+    def _oob_row(self, template: str, context_of, known: dict, pk: int, cause, shown_of) -> str:
+        """One dashboard row (a challenge or a roster entry), inserted if this
+        dashboard has not shown it yet, and recorded in ``known`` as
+        ``shown_of(context)`` (what the stamp counts). ``cause`` (the event's
+        version) lets every dashboard of this worker share one rendering; None
+        renders anew."""
+        insert = pk not in known
+
+        def render() -> tuple[str, Any]:
+            context = context_of(self.session, pk)
+            if context is None:
+                return "", None
+            context["insert"] = insert
+            return render_to_string(template, context), shown_of(context)
+
+        key = None if cause is None else (template, self.session.pk, pk, cause, insert)
+        html, shown = views.shared_renders.get(key, render)
+        if html:
+            known[pk] = shown
+        return html
 
     @database_sync_to_async
-    def _render_roster_row(self, character_id: int) -> str:
-        context = views.roster_row_context(self.session, character_id)
-        if context is None:
-            return ""
-        context["insert"] = character_id not in self.known_roster
-        self.known_roster[character_id] = self._roster_entry(context["entry"])
+    def _render_challenge(self, challenge_id: int, version: int | None = None) -> str:
+        html = self._oob_row(
+            "challenges/_dashboard_row_oob.html",
+            views.dashboard_row_context,
+            self.known,
+            challenge_id,
+            version,
+            lambda context: context["row"].challenge.version,
+        )
+        self.stamp_parts = {**self.stamp_parts, "challenges": heartbeat.aggregate(self.known)}
+        return html
+
+    @database_sync_to_async
+    def _render_roster_row(self, character_id: int, cause: tuple | None = None) -> str:
+        html = self._oob_row(
+            "challenges/_roster_row_oob.html",
+            views.roster_row_context,
+            self.known_roster,
+            character_id,
+            cause,
+            lambda context: self._roster_entry(context["entry"]),
+        )
         self.stamp_parts = {**self.stamp_parts, "roster": heartbeat.roster_part(self.known_roster)}
-        return render_to_string("challenges/_roster_row_oob.html", context)
+        return html
 
     @database_sync_to_async
     def _render_controls(self) -> str:
@@ -419,11 +492,15 @@ class NarrateConsumer(BaseConsumer):
         )
 
     async def challenge_updated(self, event: dict) -> None:
-        if html := await self._render_challenge(event["challenge_id"]):
+        html = await self._render_challenge(event["challenge_id"], event.get("version"))
+        if html:
             await self.send_stamped(html)
 
     async def character_updated(self, event: dict) -> None:
-        if html := await self._render_roster_row(event["character_id"]):
+        cause = None
+        if "challenge_id" in event and "version" in event:
+            cause = (event["challenge_id"], event["version"])
+        if html := await self._render_roster_row(event["character_id"], cause):
             await self.send_stamped(html)
 
     async def session_updated(self, event: dict) -> None:

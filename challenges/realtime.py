@@ -17,9 +17,10 @@ from django.db import transaction
 
 log = logging.getLogger(__name__)
 
-CHALLENGE_UPDATED = "challenge.updated"  # {"challenge_id", "session_id"}
-SESSION_UPDATED = "session.updated"  # {"session_id"}: time out, resume, session ended
-CHARACTER_UPDATED = "character.updated"  # {"character_id", "session_id"}: sheet changed
+CHALLENGE_UPDATED = "challenge.updated"  # {"challenge_id", "session_id", "version"}
+SESSION_UPDATED = "session.updated"  # {"session_id", "time_out"?}: time out, resume, ended
+# {"character_id", "session_id", "challenge_id"?, "version"?}: sheet changed (by that challenge)
+CHARACTER_UPDATED = "character.updated"
 
 
 def character_group(character_id: int) -> str:
@@ -37,7 +38,7 @@ def session_group(session_id: int) -> str:
     return f"session.{session_id}"
 
 
-def broadcast(groups: Iterable[str], event_type: str, **ids: int) -> None:
+def broadcast(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:
     """Send ``{"type": event_type, **ids}`` to each group now (sync code only).
 
     A failing channel layer must not undo a committed move: the phones resync
@@ -52,7 +53,7 @@ def broadcast(groups: Iterable[str], event_type: str, **ids: int) -> None:
             log.exception("broadcast to %s failed", group)
 
 
-def broadcast_on_commit(groups: Iterable[str], event_type: str, **ids: int) -> None:
+def broadcast_on_commit(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:
     """Broadcast once the current transaction commits (immediately if none)."""
     groups = list(groups)
     transaction.on_commit(lambda: broadcast(groups, event_type, **ids))

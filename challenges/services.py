@@ -228,8 +228,14 @@ def _save(
             presence.save(update_fields=["health"])
 
     groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
+    # The version lets every dashboard of a worker share one rendering of the change.
+    version = challenge.version
     broadcast_on_commit(
-        groups, CHALLENGE_UPDATED, challenge_id=challenge.pk, session_id=challenge.session_id
+        groups,
+        CHALLENGE_UPDATED,
+        challenge_id=challenge.pk,
+        session_id=challenge.session_id,
+        version=version,
     )
     if newly_resolved and (state.losses or state.wounds):
         for character_id in touched:
@@ -238,6 +244,8 @@ def _save(
                 CHARACTER_UPDATED,
                 character_id=character_id,
                 session_id=challenge.session_id,
+                challenge_id=challenge.pk,
+                version=version,
             )
     return challenge
 
@@ -568,7 +576,13 @@ def _set_time_out(*, session: GameSession, user, msg_id: str, time_out: bool) ->
             Event.objects.create(
                 session=session, kind="time_out" if time_out else "resume", actor=user
             )
-        broadcast_on_commit([session_group(session.pk)], SESSION_UPDATED, session_id=session.pk)
+        # The flag travels with the event so that no phone has to query the session.
+        broadcast_on_commit(
+            [session_group(session.pk)],
+            SESSION_UPDATED,
+            session_id=session.pk,
+            time_out=session.time_out,
+        )
     return session
 
 

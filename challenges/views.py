@@ -6,20 +6,26 @@ side (or a narrator) only once both throws of that test are in.
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
+from django.db.models import Count, Max, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from challenges.models import Challenge
 from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
 from challenges.rules import Category, ChallengeState, Kind, Outcome, Side, Stage, TestRecord
 from characters.models import Character, Chronicle, GameSession, Presence
-from characters.services import Sheet, TraitLine, character_sheet
+from characters.services import Sheet, TraitLine, character_sheet, character_sheets
 
 RECENT_RESOLVED = 5  # resolved challenges kept on a phone
 DASHBOARD_LIMIT = 300  # challenges listed on a dashboard
@@ -319,7 +325,7 @@ def play_context(character: Character, session: GameSession | None) -> dict:
     results), the characters she may challenge, and the time-out state."""
     sheet = character_sheet(character, session)
     challenges: list[ChallengeView] = []
-    opponents: list[Character] = []
+    opponents = ""
     if session is not None:
         session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
         mine = Challenge.objects.filter(session=session).filter(
@@ -327,19 +333,8 @@ def play_context(character: Character, session: GameSession | None) -> dict:
         )
         open_ = list(mine.exclude(stage=Stage.RESOLVED).order_by("created_at"))
         done = list(mine.filter(stage=Stage.RESOLVED).order_by("-resolved_at")[:RECENT_RESOLVED])
-        challenges = [challenge_view(c, character) for c in open_ + done]
-        for view in challenges:
-            if view.state.category is not None:
-                view.held = sheet.held(view.state.category)
-                if view.can_bid:
-                    view.bid_choices = _biddable(
-                        [t for t in sheet.traits if t.category == view.state.category]
-                    )
-        opponents = list(
-            Character.objects.filter(presences__session=session)
-            .exclude(pk=character.pk)
-            .order_by("name")
-        )
+        challenges = [_with_sheet(challenge_view(c, character), sheet) for c in open_ + done]
+        opponents = opponent_chips(session, character)
     return {
         "character": character,
         "session": session,
@@ -349,6 +344,69 @@ def play_context(character: Character, session: GameSession | None) -> dict:
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
     }
+
+
+OPPONENTS_TTL = 30.0  # seconds a session's rendered opponent list is reused at most
+_opponents: dict[int, tuple[tuple, float, dict[int, str]]] = {}  # session id -> (key, when, chips)
+
+
+def opponent_chips(session: GameSession, character: Character) -> str:
+    """The phone's "Opponent" radio chips (HTML): every character present at
+    ``session`` but ``character``, by name.
+
+    With hundreds of players this list is most of a phone's view, so it is built
+    once per process for the session's current presence list (at most every
+    :data:`OPPONENTS_TTL` seconds, so a renamed character shows within that)
+    and each phone only leaves itself out: one cheap query instead of a row and
+    a template loop per present player on every view.
+    """
+    stamp = Presence.objects.filter(session=session).aggregate(
+        n=Count("id"), last=Max("id"), at=Max("arrived_at")
+    )
+    key = (stamp["n"], stamp["last"], stamp["at"])
+    now = time.monotonic()
+    cached = _opponents.get(session.pk)
+    if cached is None or cached[0] != key or now - cached[1] > OPPONENTS_TTL:
+        present = Character.objects.filter(presences__session=session).order_by("name").only("name")
+        chips = {
+            c.pk: format_html(
+                '<label class="chip"><input type="radio" name="defender" value="{}" required>'
+                " {}</label>",
+                c.pk,
+                c.name,
+            )
+            for c in present
+        }
+        cached = _opponents[session.pk] = (key, now, chips)
+    return mark_safe("".join(html for pk, html in cached[2].items() if pk != character.pk))  # noqa: S308 - built with format_html
+
+
+def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
+    """Give a phone's challenge her Trait count and what she may bid now."""
+    if view.state.category is not None:
+        view.held = sheet.held(view.state.category)
+        if view.can_bid:
+            view.bid_choices = _biddable(
+                [t for t in sheet.traits if t.category == view.state.category]
+            )
+    return view
+
+
+def phone_card(
+    character: Character, session: GameSession, challenge_id: int
+) -> ChallengeView | None:
+    """One unresolved challenge of ``character`` as her phone shows it, or None
+    (not hers, not this session's, or resolved: a result changes her sheet
+    too, so the phone then gets its whole view)."""
+    challenge = (
+        Challenge.objects.filter(session=session, pk=challenge_id)
+        .filter(Q(challenger=character) | Q(defender=character))
+        .exclude(stage=Stage.RESOLVED)
+        .first()
+    )
+    if challenge is None:
+        return None
+    return _with_sheet(challenge_view(challenge, character), character_sheet(character, session))
 
 
 def _biddable(lines: list[TraitLine]) -> list[TraitLine]:
@@ -364,13 +422,17 @@ class RosterRow:
     player_name: str
 
 
-def _roster_row(session: GameSession, character: Character) -> RosterRow:
-    player = character.player
-    return RosterRow(
-        character=character,
-        sheet=character_sheet(character, session),
-        player_name=(player.get_full_name() or player.get_username()) if player else "",
-    )
+def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
+    """Roster rows of ``characters``; their sheets in four queries in all."""
+    sheets = character_sheets(characters, session)
+    return [
+        RosterRow(
+            character=c,
+            sheet=sheets[c.pk],
+            player_name=(c.player.get_full_name() or c.player.get_username()) if c.player else "",
+        )
+        for c in characters
+    ]
 
 
 def dashboard_context(session: GameSession) -> dict:
@@ -387,7 +449,7 @@ def dashboard_context(session: GameSession) -> dict:
         "session": session,
         "challenges": challenges,
         "rows": [challenge_view(c, None) for c in challenges],
-        "roster": [_roster_row(session, c) for c in present.order_by("name")],
+        "roster": _roster(session, list(present.order_by("name"))),
         "categories": list(Category),
     }
 
@@ -409,7 +471,37 @@ def roster_row_context(session: GameSession, character_id: int) -> dict | None:
     )
     if character is None:
         return None
-    return {"entry": _roster_row(session, character), "session": session}
+    return {"entry": _roster(session, [character])[0], "session": session}
+
+
+class SharedRenders:
+    """Renderings that every connection of this process would make identically,
+    kept by a key built from a broadcast's ids and version (a bounded LRU).
+
+    Twelve dashboards receiving one ``challenge.updated`` then cost one query
+    and one rendering, not twelve. A key of None means "render, do not keep"
+    (an event without a version). A version's rendering never goes stale: it is
+    made after that version was committed, so it shows it or a later one.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self.items: OrderedDict[tuple, Any] = OrderedDict()
+
+    def get(self, key: tuple | None, render: Callable[[], Any]) -> Any:
+        """``render()``'s result, kept under ``key`` (rendered anew if None)."""
+        if key is None:
+            return render()
+        if key in self.items:
+            self.items.move_to_end(key)
+            return self.items[key]
+        value = self.items[key] = render()
+        if len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return value
+
+
+shared_renders = SharedRenders()
 
 
 # Pages ---------------------------------------------------------------------

@@ -80,42 +80,61 @@ def character_sheet(character: Character, session: GameSession | None) -> Sheet:
     """Build ``character``'s sheet for ``session``: Traits by category (Physical,
     Social, Mental) with counts, copies lost in this session, Negative Traits,
     Abilities and her health level tonight. Three queries."""
+    return character_sheets([character], session)[character.pk]
+
+
+def character_sheets(characters: list[Character], session: GameSession | None) -> dict[int, Sheet]:
+    """:func:`character_sheet` for many characters at once (a narrator's
+    roster): four queries in all, not four per character. Keyed by character id."""
+    from challenges.models import TraitLoss  # challenges depends on characters, not back
+
+    ids = [c.pk for c in characters]
     losses: Counter[int] = Counter()
-    health = HealthLevel(character.health)
+    health: dict[int, HealthLevel] = {}
     if session is not None:
         rows = (
-            character.losses.filter(session=session)
+            TraitLoss.objects.filter(session=session, character_id__in=ids)
             .values("trait_id")
             .annotate(n=Count("id"))
             .values_list("trait_id", "n")
         )
         losses.update(dict(rows))
-        presence = Presence.objects.filter(session=session, character=character).first()
-        if presence is not None:
-            health = HealthLevel(presence.health)
-    lines = [
-        TraitLine(
-            id=t.id,
-            name=t.name,
-            category=Category(t.category),
-            count=t.count,
-            lost=min(losses[t.id], t.count),
-            negative=t.negative,
+        for character_id, level in Presence.objects.filter(
+            session=session, character_id__in=ids
+        ).values_list("character_id", "health"):
+            health[character_id] = HealthLevel(level)
+    lines: dict[int, list[TraitLine]] = {pk: [] for pk in ids}
+    for t in Trait.objects.filter(character_id__in=ids).order_by("name"):
+        lines[t.character_id].append(
+            TraitLine(
+                id=t.id,
+                name=t.name,
+                category=Category(t.category),
+                count=t.count,
+                lost=min(losses[t.id], t.count),
+                negative=t.negative,
+            )
         )
-        for t in Trait.objects.filter(character=character).order_by("name")
-    ]
-    categories = [
-        CategoryLines(category=c, traits=[t for t in lines if t.category == c and not t.negative])
-        for c in Category
-    ]
-    return Sheet(
-        character=character,
-        session=session,
-        health=health,
-        categories=categories,
-        negatives=[t for t in lines if t.negative],
-        abilities=list(character.abilities.all()),
-    )
+    abilities: dict[int, list[Ability]] = {pk: [] for pk in ids}
+    for ability in Ability.objects.filter(character_id__in=ids).order_by("name"):
+        abilities[ability.character_id].append(ability)
+    return {
+        c.pk: Sheet(
+            character=c,
+            session=session,
+            health=health.get(c.pk, HealthLevel(c.health)),
+            categories=[
+                CategoryLines(
+                    category=cat,
+                    traits=[t for t in lines[c.pk] if t.category == cat and not t.negative],
+                )
+                for cat in Category
+            ],
+            negatives=[t for t in lines[c.pk] if t.negative],
+            abilities=abilities[c.pk],
+        )
+        for c in characters
+    }
 
 
 def session_start(*, chronicle: Chronicle, name: str = "") -> GameSession:

@@ -122,7 +122,14 @@ def redis_layer_host(url: str) -> dict:
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
 
-    return {"address": url, "socket_timeout": 15, "retry": Retry(NoBackoff(), 1)}
+    return {
+        "address": url,
+        "socket_timeout": envint("REDIS_SOCKET_TIMEOUT", "15"),  # seconds
+        # redis-py's pool stops at 100 connections: "Too many connections"
+        # kills consumers in a burst of a few hundred challenges.
+        "max_connections": envint("REDIS_MAX_CONNECTIONS", "2000"),
+        "retry": Retry(NoBackoff(), 1),
+    }
 
 
 if REDIS_URL := os.getenv("REDIS_URL"):

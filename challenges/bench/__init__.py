@@ -1,0 +1,15 @@
+"""The load generator behind ``python manage.py bench``.
+
+- ``fixtures``: a throwaway chronicle of bench players, narrators and their
+  session cookies, and the consistency check afterwards (run in a subprocess
+  against the bench database, never the user's).
+- ``bare``: the baseline, a bare Channels consumer (one group send per throw,
+  no database) served the same way as Narrator.
+- ``servers``: the throwaway database, a private Redis, Daphne workers on
+  loopback, and their CPU time and memory read from ``/proc``.
+- ``load``: simulated phones and dashboards (many sockets in one asyncio
+  process) and the scenarios: paced, saturation, burst, time out, reconnect.
+- ``report``: percentiles and the printed table.
+"""
+
+SCENARIOS = ("paced", "saturation", "burst", "time_out", "reconnect")

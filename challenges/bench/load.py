@@ -1,0 +1,414 @@
+"""Simulated phones and dashboards, and the scenarios they play.
+
+Many sockets live in one asyncio process. A :class:`Conn` behaves like
+``static/narrator/app.js``: every action carries an id and its reply is an ack
+(or an error); HTML frames are views. Tests wait for markers in those frames
+(the ``<article id="card-N" class="card stage-…">`` of a challenge, the
+``time-out active`` banner, the ``id="live"`` view), and the time a marker
+first arrives is the time a person would have seen it.
+
+A :class:`Target` is one app under load: ``Narrator`` (the real consumers,
+challenges opened, answered and thrown as a player would) or ``Bare`` (the
+baseline of ``challenges.bench.bare``). Scenarios take a target and return a
+:class:`~challenges.bench.report.Result`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import re
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, WebSocketException
+
+from challenges.bench.fixtures import BID_TRAIT
+from challenges.bench.report import Result
+
+WAIT = 30.0  # seconds a phone waits for a frame before the result counts as lost
+THROWS = ("rock", "paper", "scissors")
+BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
+
+
+class Lost(Exception):
+    """A frame, ack or result never arrived within :data:`WAIT` seconds."""
+
+
+class Conn:
+    """One websocket (a phone or a dashboard) with its acks and frame waiters."""
+
+    def __init__(self, url: str, origin: str, cookie: str | None = None, ident: int = 0) -> None:
+        self.url = url
+        self.origin = origin
+        self.headers = {"Cookie": f"sessionid={cookie}"} if cookie else {}
+        self.ident = ident  # character id (Narrator) or pair number (bare)
+        self.ws = None
+        self.reader: asyncio.Task | None = None
+        self.closing = False
+        self.server_closed = 0
+        self.doubled = 0
+        self.errors: list[str] = []
+        self.pending: dict[str, asyncio.Future] = {}
+        self.acked: set[str] = set()
+        self.waiters: list[tuple[Callable[[str], object], asyncio.Future]] = []
+
+    async def open(self) -> None:
+        self.closing = False
+        self.ws = await connect(
+            self.url,
+            origin=self.origin,
+            additional_headers=self.headers,
+            compression=None,
+            proxy=None,
+            open_timeout=120,
+            ping_interval=None,
+            close_timeout=10,
+            max_size=None,
+            max_queue=None,
+        )
+        self.reader = asyncio.create_task(self._read())
+
+    async def close(self) -> None:
+        self.closing = True
+        if self.ws is not None:
+            await self.ws.close()
+        if self.reader is not None:
+            await self.reader
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                self._on_frame(time.perf_counter(), frame)
+        except ConnectionClosed:
+            pass
+        if not self.closing:
+            self.server_closed += 1
+
+    def _on_frame(self, now: float, frame: str) -> None:
+        if frame[:1] == "{":
+            data = json.loads(frame)
+            if data.get("type") not in ("ack", "error"):
+                return
+            future = self.pending.pop(data.get("id"), None)
+            if future is None:
+                if data.get("id") in self.acked:
+                    self.doubled += 1
+                return
+            self.acked.add(data["id"])
+            if data["type"] == "error":
+                self.errors.append(data.get("message", ""))
+            if not future.done():
+                future.set_result(data)
+            return
+        if not self.waiters:
+            return
+        still = []
+        for match, future in self.waiters:
+            if future.done():
+                continue
+            found = match(frame)
+            if found is None:
+                still.append((match, future))
+            else:
+                future.set_result((now, found))
+        self.waiters = still
+
+    def wait(self, match: str | re.Pattern) -> asyncio.Future:
+        """A future of ``(arrival time, match)`` for the first frame holding ``match``
+        (a substring, or a regex whose first group is returned). Register it
+        before sending what triggers the frame."""
+        if isinstance(match, str):
+
+            def test(frame: str, marker: str = match) -> object:
+                return True if marker in frame else None
+        else:
+
+            def test(frame: str, pattern: re.Pattern = match) -> object:
+                found = pattern.search(frame)
+                return found.group(1) if found else None
+
+        future = asyncio.get_running_loop().create_future()
+        self.waiters.append((test, future))
+        return future
+
+    async def _send(self, text: str) -> None:
+        # A closed socket is counted by its reader; the ack never comes (Lost).
+        with contextlib.suppress(ConnectionClosed):
+            await self.ws.send(text)
+
+    async def act(self, **message) -> dict:
+        """Send an action with a new id; returns its ack or error (Lost if none)."""
+        future = self.send_action(**message)
+        return await within(future)
+
+    def send_action(self, *, msg_id: str | None = None, **message) -> asyncio.Future:
+        """Queue an action now (no await between several sends); its ack future.
+        Lost at once if the socket never opened."""
+        msg_id = msg_id or uuid.uuid4().hex
+        future = asyncio.get_running_loop().create_future()
+        if self.ws is None:
+            future.set_exception(Lost("not connected"))
+            future.exception()  # may be awaited or not: never "exception was never retrieved"
+            return future
+        self.pending[msg_id] = future
+        asyncio.ensure_future(self._send(json.dumps({"id": msg_id, **message})))
+        return future
+
+
+async def within(future, timeout: float = WAIT):
+    try:
+        return await asyncio.wait_for(future, timeout)
+    except TimeoutError:
+        raise Lost from None
+
+
+async def gather_within(*futures, timeout: float = WAIT) -> list:
+    return await within(asyncio.gather(*futures), timeout)
+
+
+class Target:
+    """An app under load: its phones (pairs are phones 2p and 2p+1), its
+    dashboards, and how one challenge is readied and thrown."""
+
+    name = ""
+
+    def __init__(self, phones: list[Conn], dashboards: list[Conn]) -> None:
+        self.phones = phones
+        self.dashboards = dashboards
+        self.rng = random.Random(7)
+
+    @property
+    def pairs(self) -> int:
+        return len(self.phones) // 2
+
+    def pair(self, p: int) -> tuple[Conn, Conn]:
+        return self.phones[2 * p], self.phones[2 * p + 1]
+
+    async def ready(self, p: int) -> object:
+        """Bring pair ``p``'s next challenge to its throws; returns its handle."""
+        raise NotImplementedError
+
+    async def throw(self, p: int, handle: object) -> float:
+        """Both phones throw at once; seconds until the result is on both (Lost)."""
+        raise NotImplementedError
+
+    async def time_out(self) -> tuple[float, list[asyncio.Future]]:
+        """A narrator calls Time out; returns the send time and each phone's future."""
+        futures = [phone.wait('class="time-out active"') for phone in self.phones]
+        start = time.perf_counter()
+        await self.dashboards[0].act(action="session.time_out")
+        return start, futures
+
+    async def resume(self) -> None:
+        """Lift the time out (the bare app has nothing to lift)."""
+
+    def counters(self) -> tuple[int, int]:
+        """(doubled acks, server-closed sockets) so far, over every socket."""
+        conns = [*self.phones, *self.dashboards]
+        return sum(c.doubled for c in conns), sum(c.server_closed for c in conns)
+
+
+class Narrator(Target):
+    """The real app: open (challenger) → bid (defender) → both throw."""
+
+    name = "narrator"
+    RESPONSE = re.compile(r'id="card-(\d+)" class="card stage-response')
+
+    async def ready(self, p: int) -> object:
+        challenger, defender = self.pair(p)
+        asked = defender.wait(self.RESPONSE)
+        reply = await challenger.act(
+            action="challenge.open", defender=defender.ident, bid=f"physical:{BID_TRAIT}"
+        )
+        if reply["type"] != "ack":
+            raise Lost(reply.get("message"))
+        _, pk = await within(asked)
+        marker = f'id="card-{pk}" class="card stage-throws'
+        seen = [challenger.wait(marker), defender.wait(marker)]
+        reply = await defender.act(action="challenge.bid", challenge=pk, bid=BID_TRAIT)
+        if reply["type"] != "ack":
+            raise Lost(reply.get("message"))
+        await gather_within(*seen)
+        return pk
+
+    async def throw(self, p: int, handle: object) -> float:
+        challenger, defender = self.pair(p)
+        marker = f'id="card-{handle}" class="card stage-resolved'
+        results = [challenger.wait(marker), defender.wait(marker)]
+        # No ties: a tie would need Trait counts declared (another round trip).
+        first = self.rng.choice(THROWS)
+        second = BEATS[first] if self.rng.random() < 0.5 else BEATS[BEATS[first]]
+        start = time.perf_counter()
+        acks = [
+            challenger.send_action(action="challenge.throw", challenge=handle, throw=first),
+            defender.send_action(action="challenge.throw", challenge=handle, throw=second),
+        ]
+        seen = await gather_within(*results)
+        replies = await gather_within(*acks)
+        if any(r["type"] != "ack" for r in replies):
+            raise Lost(replies)
+        return max(t for t, _ in seen) - start
+
+    async def resume(self) -> None:
+        futures = [phone.wait('class="time-out" role') for phone in self.phones]
+        await self.dashboards[0].act(action="session.resume")
+        await gather_within(*futures, timeout=60)
+
+
+class Bare(Target):
+    """The baseline: each throw is one group send; a phone has the result once
+    it has seen both throws of its pair."""
+
+    name = "bare"
+
+    async def ready(self, p: int) -> object:
+        return None
+
+    async def throw(self, p: int, handle: object) -> float:
+        a, b = self.pair(p)
+        ids = [uuid.uuid4().hex, uuid.uuid4().hex]
+        results = [phone.wait(f'data-throw="{i}"') for phone in (a, b) for i in ids]
+        start = time.perf_counter()
+        acks = [
+            phone.send_action(msg_id=msg_id, action="throw")
+            for phone, msg_id in zip((a, b), ids, strict=True)
+        ]
+        seen = await gather_within(*results)
+        await gather_within(*acks)
+        return max(t for t, _ in seen) - start
+
+
+# Connecting ------------------------------------------------------------------
+async def open_all(conns: list[Conn], *, concurrency: int) -> tuple[list[float], int]:
+    """Open every socket (``concurrency`` handshakes at a time) and wait for its
+    first view. Returns per-socket seconds to the view, and failures."""
+    gate = asyncio.Semaphore(concurrency)
+    times: list[float] = []
+    failed = 0
+
+    async def one(conn: Conn) -> None:
+        nonlocal failed
+        async with gate:
+            # A phone's view holds id="live"; a dashboard's, the challenge list.
+            view = conn.wait(re.compile(r'(id="live"|id="challenge-list")'))
+            start = time.perf_counter()
+            try:
+                await conn.open()
+                if view is not None:
+                    arrived, _ = await within(view, 120)
+                    times.append(arrived - start)
+            except (OSError, Lost, TimeoutError):
+                failed += 1
+            except WebSocketException:
+                # Daphne drops a handshake the app did not accept in time.
+                failed += 1
+                conn.server_closed += 1
+
+    await asyncio.gather(*(one(c) for c in conns))
+    return times, failed
+
+
+# Scenarios --------------------------------------------------------------------
+async def _challenge(target: Target, p: int, result: Result) -> None:
+    try:
+        handle = await target.ready(p)
+        result.add(await target.throw(p, handle))
+    except Lost:
+        result.lost += 1
+
+
+async def paced(target: Target, *, rate: float, duration: float, result: Result) -> None:
+    """Start ``rate`` challenges a second for ``duration`` seconds on idle pairs;
+    each is opened, answered and thrown; the round trip is throws → both results."""
+    idle = deque(range(target.pairs))
+    tasks = []
+
+    async def run(p: int) -> None:
+        await _challenge(target, p, result)
+        idle.append(p)
+
+    start = time.perf_counter()
+    for i in range(max(1, int(rate * duration))):
+        await asyncio.sleep(max(0.0, start + i / rate - time.perf_counter()))
+        if not idle:
+            result.skipped += 1
+            continue
+        tasks.append(asyncio.create_task(run(idle.popleft())))
+    await asyncio.gather(*tasks)
+    result.elapsed = time.perf_counter() - start
+
+
+async def saturation(target: Target, *, pairs: int, duration: float, result: Result) -> None:
+    """``pairs`` pairs run challenges back to back for ``duration`` seconds."""
+    stop = time.perf_counter() + duration
+    start = time.perf_counter()
+
+    async def loop(p: int) -> None:
+        while time.perf_counter() < stop:
+            await _challenge(target, p, result)
+
+    await asyncio.gather(*(loop(p) for p in range(min(pairs, target.pairs))))
+    result.elapsed = time.perf_counter() - start
+
+
+async def burst(target: Target, *, result: Result, on_ready: Callable[[], None]) -> None:
+    """Every pair readies a challenge (not timed), then every phone throws at
+    the same moment; ``on_ready`` runs just before the throws (CPU mark)."""
+    gate = asyncio.Semaphore(50)
+
+    async def ready(p: int) -> object:
+        async with gate:
+            try:
+                return await target.ready(p)
+            except Lost:
+                result.lost += 1
+                return Lost
+
+    handles = await asyncio.gather(*(ready(p) for p in range(target.pairs)))
+    await asyncio.sleep(0.5)
+    on_ready()
+
+    async def throw(p: int, handle: object) -> None:
+        try:
+            result.add(await target.throw(p, handle))
+        except Lost:
+            result.lost += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(throw(p, h) for p, h in enumerate(handles) if h is not Lost))
+    result.elapsed = time.perf_counter() - start
+
+
+async def time_out(target: Target, *, result: Result) -> None:
+    """A narrator calls Time out; the time until each phone shows it."""
+    start, futures = await target.time_out()
+    deadline = time.perf_counter() + WAIT
+    for future in futures:  # one deadline for all: a lost phone must not delay the rest
+        try:
+            arrived, _ = await within(future, max(0.0, deadline - time.perf_counter()))
+            result.add(arrived - start)
+        except Lost:
+            result.lost += 1
+    result.elapsed = time.perf_counter() - start
+    try:
+        await target.resume()
+    except Lost:
+        result.note = "Resume did not reach every phone"
+
+
+async def reconnect(target: Target, *, result: Result) -> None:
+    """Every phone drops at once and reconnects at once; the time until each
+    has its current view again (``elapsed``: until the last one has)."""
+    await asyncio.gather(*(phone.close() for phone in target.phones))
+    start = time.perf_counter()
+    times, failed = await open_all(target.phones, concurrency=len(target.phones))
+    for t in times:
+        result.add(t)
+    result.lost += failed
+    result.elapsed = time.perf_counter() - start

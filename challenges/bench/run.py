@@ -1,0 +1,271 @@
+"""The bench run: for each configuration, start Narrator and the bare baseline
+side by side, open their sockets, play each scenario on one then the other,
+and collect :class:`~challenges.bench.report.Result` rows."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from challenges.bench import SCENARIOS, load
+from challenges.bench.report import Result
+from challenges.bench.servers import (
+    Database,
+    Redis,
+    Workers,
+    make_workdir,
+    run_fixtures,
+    worker_env,
+)
+
+BARE_PORT_OFFSET = 10
+
+
+@dataclass(frozen=True)
+class Config:
+    """One column of the matrix: channel layer, worker count, database kind."""
+
+    layer: str  # "memory" | "redis"
+    workers: int
+    database: str  # "sqlite" | "postgres"
+
+    @property
+    def label(self) -> str:
+        return f"{self.layer}/{self.workers}w/{self.database}"
+
+
+@dataclass
+class Options:
+    """What to run; the management command fills it from its arguments."""
+
+    phones: int = 1500
+    dashboards: int = 12
+    rate: float = 20.0  # challenges started per second (paced)
+    duration: float = 15.0  # seconds of the paced and saturation scenarios
+    saturation_pairs: int = 100
+    scenarios: tuple[str, ...] = SCENARIOS
+    layers: tuple[str, ...] = ("memory", "redis")
+    workers: tuple[int, ...] = (1, 2)
+    database: str = "auto"  # "auto" | "sqlite" | "postgres"
+    postgres_url: str = "postgres://postgres@127.0.0.1:5432/postgres"
+    redis_port: int = 6393
+    port_base: int = 8500
+    bare: bool = True
+    connect_concurrency: int = 100
+    profile: Path | None = None  # a folder: Narrator's workers run under cProfile
+    log: Callable[[str], None] = print
+    checks: list[str] = field(default_factory=list)  # database checks, one line each
+
+    def configs(self) -> list[Config]:
+        """Every valid combination: the in-memory layer only with one worker."""
+        out = []
+        for layer in self.layers:
+            for workers in self.workers:
+                if layer == "memory" and workers > 1:
+                    continue
+                database = self.database
+                if database == "auto":
+                    database = "sqlite" if workers == 1 else "postgres"
+                out.append(Config(layer, workers, database))
+        if not out:
+            raise ValueError("No configuration to run: the in-memory layer needs --workers 1.")
+        return out
+
+
+def raise_fd_limit(need: int) -> None:
+    """Raise the soft limit of open files to ``need`` (at most the hard limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = need if hard == resource.RLIM_INFINITY else min(need, hard)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    if want < need:
+        raise RuntimeError(f"the open-files limit ({hard}) is below the {need} sockets needed")
+
+
+def run(options: Options) -> list[Result]:
+    """Run every configuration; returns all rows. Cleans up what it started."""
+    configs = options.configs()
+    raise_fd_limit(3 * (options.phones + options.dashboards) + 512)
+    workdir = make_workdir()
+    redis = None
+    results: list[Result] = []
+    try:
+        if any(c.layer == "redis" for c in configs):
+            redis = Redis(options.redis_port, workdir)
+        for config in configs:
+            options.log(f"== {config.label}")
+            try:
+                asyncio.run(run_config(config, options, workdir, redis, results))
+            except Exception as error:  # noqa: BLE001 - reported; the other configurations run
+                options.log(f"!! {config.label} stopped: {error!r}")
+                options.checks.append(f"{config.label}: stopped by {error!r}")
+    finally:
+        if redis is not None:
+            redis.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results
+
+
+async def run_config(
+    config: Config, options: Options, workdir: Path, redis, results: list[Result]
+) -> None:
+    """Run every scenario of one configuration, appending rows to ``results``."""
+    database = Database(config.database, workdir, options.postgres_url)
+    real = bare = None
+    try:
+        env = worker_env(database.url, redis.url if config.layer == "redis" else None, workdir)
+        if redis is not None:
+            import redis as redis_py
+
+            redis_py.Redis.from_url(redis.url).flushall()  # our private server only
+        data_file = workdir / "bench.json"
+        run_fixtures(env, "prepare", str(options.phones), str(options.dashboards), str(data_file))
+        data = json.loads(data_file.read_text())
+        ports = [options.port_base + i for i in range(config.workers)]
+        real = Workers("narrator.asgi:application", ports, env, workdir, profile=options.profile)
+        real.start()
+        targets = [(_narrator(data, ports), real)]
+        if options.bare:
+            bare_ports = [p + BARE_PORT_OFFSET for p in ports]
+            bare = Workers("challenges.bench.bare:application", bare_ports, env, workdir)
+            bare.start()
+            targets.append((_bare(options, bare_ports), bare))
+        for target, workers in targets:
+            results.append(await _connect(config, target, workers, options))
+        for scenario in options.scenarios:
+            for target, workers in targets:
+                options.log(f"   {scenario} on {target.name}")
+                results.append(await _scenario(scenario, config, target, workers, options))
+                await asyncio.sleep(1)
+        for target, workers in targets:
+            await asyncio.gather(*(c.close() for c in [*target.phones, *target.dashboards]))
+            if not workers.alive():
+                options.log(f"!! {target.name} worker died:\n{workers.log_tail()}")
+        check = json.loads(run_fixtures(env, "verify"))
+        done = sum(
+            r.count
+            for r in results
+            if r.app == "narrator" and r.config == config.label and r.scenario in _CHALLENGES
+        )
+        options.checks.append(
+            f"{config.label}: {check['challenges']} challenges in the database, "
+            f"{check['resolved']} resolved, {check['losses']} Traits lost, "
+            f"{check['doubled_losses']} challenges with a doubled loss; "
+            f"{done} results seen on both phones"
+        )
+    finally:
+        for workers in (real, bare):
+            if workers is not None:
+                workers.stop()
+        database.drop()
+
+
+_CHALLENGES = ("paced", "saturation", "burst")
+
+
+def _narrator(data: dict, ports: list[int]) -> load.Narrator:
+    def url(i: int, path: str) -> tuple[str, str]:
+        port = ports[i % len(ports)]
+        return f"ws://127.0.0.1:{port}{path}", f"http://127.0.0.1:{port}"
+
+    phones = [
+        load.Conn(*url(i, f"/ws/play/{cid}/"), cookie=cookie, ident=cid)
+        for i, (cid, cookie) in enumerate(data["phones"])
+    ]
+    dashboards = [
+        load.Conn(*url(i, f"/ws/narrate/{data['session']}/"), cookie=cookie)
+        for i, cookie in enumerate(data["dashboards"])
+    ]
+    return load.Narrator(phones, dashboards)
+
+
+def _bare(options: Options, ports: list[int]) -> load.Bare:
+    def url(i: int, path: str) -> tuple[str, str]:
+        port = ports[i % len(ports)]
+        return f"ws://127.0.0.1:{port}{path}", f"http://127.0.0.1:{port}"
+
+    phones = [
+        load.Conn(*url(i, f"/ws/bare/play/{i // 2}/"), ident=i // 2) for i in range(options.phones)
+    ]
+    dashboards = [load.Conn(*url(i, "/ws/bare/narrate/")) for i in range(options.dashboards)]
+    return load.Bare(phones, dashboards)
+
+
+def _client_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+async def _connect(config: Config, target: load.Target, workers: Workers, options) -> Result:
+    """Open every phone, then every dashboard; resident memory per phone."""
+    result = Result("connect", config.label, target.name)
+    before = workers.stat()
+    start = time.perf_counter()
+    times, failed = await load.open_all(target.phones, concurrency=options.connect_concurrency)
+    result.latencies = times
+    result.lost = failed
+    result.elapsed = time.perf_counter() - start
+    await asyncio.sleep(1)
+    after = workers.stat()
+    result.cpu_seconds = after.cpu - before.cpu
+    per_phone = (after.rss_kb - before.rss_kb) / max(1, len(target.phones))
+    _, failed_dashboards = await load.open_all(target.dashboards, concurrency=4)
+    result.lost += failed_dashboards
+    result.note = f"RSS {after.rss_kb / 1024:.0f} MB, +{per_phone:.0f} kB/phone"
+    options.log(f"   connect on {target.name}: {len(times)} phones, {result.note}")
+    return result
+
+
+async def _scenario(
+    scenario: str, config: Config, target: load.Target, workers: Workers, options: Options
+) -> Result:
+    result = Result(scenario, config.label, target.name)
+    doubled, closed = target.counters()
+    mark = {"cpu": workers.stat().cpu, "client": _client_cpu(), "wall": time.perf_counter()}
+
+    def remark() -> None:
+        mark.update(cpu=workers.stat().cpu, client=_client_cpu(), wall=time.perf_counter())
+
+    try:
+        await _play(scenario, target, options, result, remark)
+    except load.Lost as error:
+        result.note = f"stopped: no answer within {load.WAIT:.0f} s ({error})"
+        options.log(f"   {scenario} on {target.name}: {result.note}")
+    result.cpu_seconds = workers.stat().cpu - mark["cpu"]
+    wall = time.perf_counter() - mark["wall"]
+    client = (_client_cpu() - mark["client"]) / wall * 100 if wall else 0
+    doubled_after, closed_after = target.counters()
+    result.doubled = doubled_after - doubled
+    result.server_closed = closed_after - closed
+    notes = [result.note] if result.note else []
+    notes.append(f"client CPU {client:.0f}%")
+    if result.skipped:
+        notes.append(f"{result.skipped} starts skipped (no idle pair)")
+    if scenario == "reconnect":
+        notes.append(f"all back in {result.elapsed:.1f} s")
+    result.note = ", ".join(notes)
+    return result
+
+
+async def _play(scenario: str, target, options: Options, result: Result, remark) -> None:
+    if scenario == "paced":
+        await load.paced(target, rate=options.rate, duration=options.duration, result=result)
+    elif scenario == "saturation":
+        await load.saturation(
+            target, pairs=options.saturation_pairs, duration=options.duration, result=result
+        )
+    elif scenario == "burst":
+        await load.burst(target, result=result, on_ready=remark)
+    elif scenario == "time_out":
+        await load.time_out(target, result=result)
+    elif scenario == "reconnect":
+        await load.reconnect(target, result=result)
+    else:
+        raise ValueError(f"unknown scenario {scenario!r}")

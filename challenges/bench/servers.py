@@ -1,0 +1,237 @@
+"""Everything the bench starts and stops: a throwaway database, a private Redis,
+Daphne workers on loopback, and their CPU time and memory from ``/proc``.
+
+Nothing here touches the user's database or the shared Redis: SQLite lives in
+a temporary directory, PostgreSQL databases are named ``narrator_bench_*`` and
+dropped afterwards, Redis is our own ``redis-server`` without persistence.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from django.conf import settings
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+SECRET_KEY = "bench-only-secret-key-never-used-for-real-data-0123456789"
+
+
+def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+    """Return once 127.0.0.1:``port`` accepts TCP; RuntimeError after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process {proc.args!r} exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+@dataclass
+class ProcStat:
+    """CPU seconds (user + system) and resident memory (kB) of one process."""
+
+    cpu: float
+    rss_kb: int
+
+
+def proc_stat(pid: int) -> ProcStat:
+    """Read ``/proc/PID/stat`` (utime + stime) and ``/proc/PID/statm`` (resident)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    # After the ")" of comm: state is field 3, utime 14 and stime 15 (1-based).
+    cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    with open(f"/proc/{pid}/statm") as fh:
+        rss_pages = int(fh.read().split()[1])
+    return ProcStat(cpu=cpu, rss_kb=rss_pages * PAGE_KB)
+
+
+class Database:
+    """A throwaway bench database: a SQLite file in ``workdir`` or a new
+    PostgreSQL database ``narrator_bench_<pid>_<n>`` on the server of ``pg_url``."""
+
+    counter = 0
+
+    def __init__(self, kind: str, workdir: Path, pg_url: str) -> None:
+        self.kind = kind
+        Database.counter += 1
+        if kind == "sqlite":
+            self.url = f"sqlite:///{workdir / f'bench-{Database.counter}.sqlite3'}"
+            self.name = None
+        elif kind == "postgres":
+            self.name = f"narrator_bench_{os.getpid()}_{Database.counter}"
+            parts = urlsplit(pg_url)
+            self.admin_url = urlunsplit(parts._replace(path="/postgres"))
+            self.url = urlunsplit(parts._replace(path=f"/{self.name}"))
+            self._admin(f'CREATE DATABASE "{self.name}"')
+        else:
+            raise ValueError(f"unknown database kind {kind!r}")
+
+    def _admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql)
+
+    def drop(self) -> None:
+        if self.name:
+            self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
+def _most_files() -> None:
+    """In the Redis child: open files up to the hard limit, since Redis caps its
+    clients at that limit and several workers' pools connect at once."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+class Redis:
+    """Our own ``redis-server`` on loopback, no persistence, stopped by ``stop()``."""
+
+    def __init__(self, port: int, workdir: Path) -> None:
+        exe = shutil.which("redis-server")
+        if exe is None:
+            raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
+        self.port = port
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.proc = subprocess.Popen(
+            [
+                exe,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--maxclients",
+                "10000",
+                "--dir",
+                str(workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_most_files,
+        )
+        wait_for_port(port, proc=self.proc)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@dataclass
+class Workers:
+    """``count`` Daphne processes serving ``app`` on consecutive loopback ports."""
+
+    app: str
+    ports: list[int]
+    env: dict[str, str]
+    logdir: Path
+    profile: Path | None = None  # run under cProfile; stop() writes PROFILE/<app>-PORT.pstats
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def start(self) -> None:
+        for port in self.ports:
+            # A storm of reconnects overflows Twisted's default listen backlog (50).
+            endpoint = f"tcp:port={port}:interface=127.0.0.1:backlog=4096"
+            command = [sys.executable, "-m", "daphne", "-e", endpoint, "-v", "0", self.app]
+            if self.profile:
+                out = self.profile / f"{self.app.split('.')[0]}-{port}.pstats"
+                command[1:3] = ["-m", "cProfile", "-o", str(out), "-m", "daphne"]
+            with open(self.logdir / f"daphne-{port}.log", "w") as log:
+                self.procs.append(
+                    subprocess.Popen(
+                        command,
+                        env=self.env,
+                        cwd=settings.BASE_DIR,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        for port, proc in zip(self.ports, self.procs, strict=True):
+            wait_for_port(port, proc=proc)
+
+    def stat(self) -> ProcStat:
+        """CPU seconds and resident kB summed over the workers."""
+        stats = [proc_stat(p.pid) for p in self.procs]
+        return ProcStat(cpu=sum(s.cpu for s in stats), rss_kb=sum(s.rss_kb for s in stats))
+
+    def alive(self) -> bool:
+        return all(p.poll() is None for p in self.procs)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            # SIGINT lets Daphne stop cleanly (and cProfile write its file).
+            proc.send_signal(signal.SIGINT if self.profile else signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def log_tail(self, lines: int = 20) -> str:
+        out = []
+        for port in self.ports:
+            text = (self.logdir / f"daphne-{port}.log").read_text(errors="replace")
+            out += [f"[{port}] {line}" for line in text.splitlines()[-lines:]]
+        return "\n".join(out)
+
+
+def worker_env(database_url: str, redis_url: str | None, workdir: Path) -> dict[str, str]:
+    """The environment of a bench worker: deployment settings on bench resources."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DATA_DIR")
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="narrator.settings",
+        DATABASE_URL=database_url,
+        SECRET_KEY=SECRET_KEY,
+        DATA_DIR=str(workdir),
+        DB_CONN_MAX_AGE=env.get("DB_CONN_MAX_AGE", "60"),
+        LOG_LEVEL="WARNING",
+        ALLOWED_HOSTS="*",
+        PYTHONPATH=str(settings.BASE_DIR),
+    )
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    return env
+
+
+def run_fixtures(env: dict[str, str], *args: str) -> str:
+    """Run ``challenges.bench.fixtures`` against the bench database; its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-m", "challenges.bench.fixtures", *args],
+        env=env,
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench fixtures {args[0]} failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def make_workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="narrator-bench-"))
