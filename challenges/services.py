@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import Case, Count, F, PositiveSmallIntegerField, Q, Value, When
 from django.utils import timezone
 
 from challenges import rules
@@ -33,9 +33,19 @@ from challenges.realtime import (
     narrators_group,
     session_group,
 )
-from challenges.rules import ChallengeState, Combatant, Kind, Side, Stage, TraitHolding, Transition
+from challenges.rules import (
+    Category,
+    ChallengeState,
+    Combatant,
+    HealthLevel,
+    Kind,
+    Side,
+    Stage,
+    TraitHolding,
+    Transition,
+)
 from characters.models import Character, GameSession, Presence, Trait
-from characters.services import character_sheet, presence_join
+from characters.services import presence_join
 
 MAX_BIDS = 5  # Traits in one bid; far above any rule's need, a guard against forged input.
 MAX_STAKES = 300  # characters of "what happens on a win"
@@ -55,28 +65,48 @@ def _now() -> float:
 
 
 def _claim(user, msg_id: str, action: str) -> None:
+    """Record the client's message id; run first inside the move's transaction.
+
+    No savepoint of its own: a repeat raises AlreadyDone out of the move's
+    ``atomic`` block, which rolls the whole move back (on PostgreSQL the failed
+    insert has aborted the transaction, and nothing may run in it afterwards).
+    """
     if not msg_id or len(msg_id) > 64:
         raise ActionRefused("This action has no valid id.")
     try:
-        with transaction.atomic():
-            ClientAction.objects.create(user=user, msg_id=msg_id, action=action)
+        ClientAction.objects.create(user=user, msg_id=msg_id, action=action)
     except IntegrityError:
         raise AlreadyDone(msg_id) from None
 
 
-def _lock_session(session_id: int, *, for_play: bool) -> GameSession:
-    """Read the session inside the current transaction.
+def _lock_session(
+    session_id: int | None = None, *, challenge_id: int | None = None, for_play: bool
+) -> GameSession:
+    """Read the session (by its id, or as the session of ``challenge_id``)
+    inside the current transaction. Raises ActionRefused if there is no such
+    challenge, the session is over, or (``for_play``) it is in a time out.
 
     On PostgreSQL a move holds a FOR SHARE lock: moves run side by side, but a
     time out (FOR UPDATE) waits for moves in flight and later moves see it, so
     nothing resolves after a time out is committed. SQLite serializes writers.
     """
+    if challenge_id is not None:
+        sessions = GameSession.objects.filter(challenges__pk=challenge_id)
+        where = f"id = (SELECT session_id FROM {Challenge._meta.db_table} WHERE id = %s)"
+        key = challenge_id
+    else:
+        sessions = GameSession.objects.filter(pk=session_id)
+        where, key = "id = %s", session_id
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT 1 FROM characters_gamesession WHERE id = %s FOR SHARE", [session_id]
+                f"SELECT 1 FROM {GameSession._meta.db_table} WHERE {where} FOR SHARE", [key]
             )
-    session = GameSession.objects.select_related("chronicle").get(pk=session_id)
+    session = sessions.select_related("chronicle").first()
+    if session is None:
+        if challenge_id is not None:
+            raise ActionRefused("There is no such challenge.")
+        raise GameSession.DoesNotExist(session_id)
     if session.ended_at is not None:
         raise ActionRefused("This session is over.")
     if for_play and session.time_out:
@@ -90,7 +120,9 @@ def _lock_characters(*characters: Character | None) -> None:
     challenges (``combatant``), so two moves of one character must not both
     read them before either commits: two answers bidding her last copy at the
     same instant would both stand. Waits, in order, behind the session and
-    challenge locks. No-op on SQLite (one writer at a time)."""
+    challenge locks. No-op on SQLite (one writer at a time): no query."""
+    if not connection.features.has_select_for_update:
+        return
     ids = sorted({c.pk for c in characters if c is not None})
     list(
         Character.objects.select_for_update(no_key=True)
@@ -110,43 +142,94 @@ def _ensure_narrator(user, session: GameSession) -> None:
         raise ActionRefused("Only this chronicle's narrators can do that.")
 
 
-def _ensure_present(session: GameSession, character: Character) -> None:
-    if not Presence.objects.filter(session=session, character=character).exists():
-        raise ActionRefused(f"{character.name} is not present tonight.")
+def _presence_health(session: GameSession, ids: Sequence[int]) -> dict[int, HealthLevel]:
+    """Health level tonight of each of ``ids`` present at ``session`` (one query);
+    a character not present has no key."""
+    return {
+        character_id: HealthLevel(level)
+        for character_id, level in Presence.objects.filter(
+            session=session, character_id__in=ids
+        ).values_list("character_id", "health")
+    }
+
+
+def combatants(
+    characters: Sequence[Character],
+    session: GameSession,
+    *,
+    exclude_challenge_id: int | None = None,
+    health: dict[int, HealthLevel] | None = None,
+) -> dict[int, Combatant]:
+    """The rules engine's view of each of ``characters`` tonight, keyed by
+    character id: Traits held (copies lost this session excluded, as in
+    ``characters.services.character_sheet``, in its order), how many copies are
+    bid in her other unresolved challenges (``at_risk``), and her health level
+    (``health`` if given, else read from her presence; her sheet's starting
+    health if absent). Three queries for any number of characters (two when
+    ``health`` is given); Abilities are not read, the engine does not use them."""
+    ids = [c.pk for c in characters]
+    if health is None:
+        health = _presence_health(session, ids)
+    at_risk: dict[int, Counter[tuple[str, str]]] = {pk: Counter() for pk in ids}
+    open_challenges = (
+        Challenge.objects.filter(session=session)
+        .exclude(stage=Stage.RESOLVED)
+        .filter(Q(challenger_id__in=ids) | Q(defender_id__in=ids))
+    )
+    if exclude_challenge_id is not None:
+        open_challenges = open_challenges.exclude(pk=exclude_challenge_id)
+    for challenger_id, defender_id, state in open_challenges.values_list(
+        "challenger_id", "defender_id", "state"
+    ):
+        for pk in ids:
+            if pk == challenger_id:
+                key = "challenger_bids"
+            elif pk == defender_id:
+                key = "defender_bids"
+            else:
+                continue
+            for name in state.get(key, []):
+                at_risk[pk][(name, state.get("category") or "")] += 1
+    rows = (
+        Trait.objects.filter(character_id__in=ids)
+        .annotate(lost=Count("losses", filter=Q(losses__session=session)))
+        .order_by("name")
+        .values_list("character_id", "name", "category", "count", "negative", "lost")
+    )
+    holdings: dict[int, list[TraitHolding]] = {pk: [] for pk in ids}
+    for character_id, name, category, count, negative, lost in rows:
+        holdings[character_id].append(
+            TraitHolding(
+                name=name,
+                category=Category(category),
+                count=count - min(lost, count),
+                at_risk=at_risk[character_id][(name, category)],
+                negative=negative,
+            )
+        )
+    order = {category: n for n, category in enumerate(Category)}
+    return {
+        c.pk: Combatant(
+            character_id=c.pk,
+            name=c.name,
+            # The sheet's order: Traits by category, then Negative Traits (stable sort).
+            traits=tuple(
+                sorted(
+                    holdings[c.pk],
+                    key=lambda t: (t.negative, 0 if t.negative else order[t.category]),
+                )
+            ),
+            health=health.get(c.pk, HealthLevel(c.health)),
+        )
+        for c in characters
+    }
 
 
 def combatant(
     character: Character, session: GameSession, *, exclude_challenge_id: int | None = None
 ) -> Combatant:
-    """The rules engine's view of ``character`` tonight: Traits held (lost ones
-    excluded), how many copies are bid in her other unresolved challenges
-    (``at_risk``), and her health level."""
-    sheet = character_sheet(character, session)
-    at_risk: Counter[tuple[str, str]] = Counter()
-    open_challenges = (
-        Challenge.objects.filter(session=session)
-        .exclude(stage=Stage.RESOLVED)
-        .filter(Q(challenger=character) | Q(defender=character))
-        .exclude(pk=exclude_challenge_id)
-        .values_list("challenger_id", "state")
-    )
-    for challenger_id, state in open_challenges:
-        key = "challenger_bids" if challenger_id == character.pk else "defender_bids"
-        for name in state.get(key, []):
-            at_risk[(name, state.get("category") or "")] += 1
-    traits = tuple(
-        TraitHolding(
-            name=line.name,
-            category=line.category,
-            count=line.held,
-            at_risk=at_risk[(line.name, line.category.value)],
-            negative=line.negative,
-        )
-        for line in [*sheet.traits, *sheet.negatives]
-    )
-    return Combatant(
-        character_id=character.pk, name=character.name, traits=traits, health=sheet.health
-    )
+    """:func:`combatants` for one character."""
+    return combatants([character], session, exclude_challenge_id=exclude_challenge_id)[character.pk]
 
 
 def _save(
@@ -171,28 +254,28 @@ def _save(
     if challenge.pk is None:
         challenge.save()
     else:
-        challenge.version = F("version") + 1
+        # The row is held FOR UPDATE since it was read (one writer at a time on
+        # SQLite), so the version read with it is current.
+        challenge.version += 1
         challenge.save()
-        challenge.refresh_from_db(fields=["version"])
 
     old_tests = before.tests if before else ()
     for number, record in enumerate(state.tests, start=1):
         if number <= len(old_tests) and old_tests[number - 1] == record:
             continue
-        Test.objects.update_or_create(
-            challenge=challenge,
-            number=number,
-            defaults={
-                "challenger_throw": record.challenger_throw.value
-                if record.challenger_throw
-                else "",
-                "defender_throw": record.defender_throw.value if record.defender_throw else "",
-                "challenger_declared": record.challenger_declared,
-                "defender_declared": record.defender_declared,
-                "winner": record.winner.value if record.winner else "",
-                "tie": record.tie,
-            },
-        )
+        fields = {
+            "challenger_throw": record.challenger_throw.value if record.challenger_throw else "",
+            "defender_throw": record.defender_throw.value if record.defender_throw else "",
+            "challenger_declared": record.challenger_declared,
+            "defender_declared": record.defender_declared,
+            "winner": record.winner.value if record.winner else "",
+            "tie": record.tie,
+        }
+        # A test already in the saved state has its row; a new one has none yet.
+        if number > len(old_tests) or not Test.objects.filter(
+            challenge=challenge, number=number
+        ).update(**fields):
+            Test.objects.create(challenge=challenge, number=number, **fields)
 
     Event.objects.bulk_create(
         Event(
@@ -207,25 +290,9 @@ def _save(
 
     touched = {challenge.challenger_id, challenge.defender_id} - {None}
     if newly_resolved:
-        for loss in state.losses:
-            trait = Trait.objects.get(
-                character_id=loss.character_id,
-                name=loss.trait,
-                category=loss.category.value,
-                negative=False,
-            )
-            TraitLoss.objects.create(
-                session_id=challenge.session_id,
-                character_id=loss.character_id,
-                trait=trait,
-                challenge=challenge,
-            )
+        _save_losses(challenge, state)
         for character_id in state.wounds:
-            presence = Presence.objects.select_for_update().get(
-                session_id=challenge.session_id, character_id=character_id
-            )
-            presence.health = rules.HealthLevel(presence.health).worse()
-            presence.save(update_fields=["health"])
+            _wound(challenge.session_id, character_id)
 
     groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
     # The version lets every dashboard of a worker share one rendering of the change.
@@ -248,6 +315,54 @@ def _save(
                 version=version,
             )
     return challenge
+
+
+def _save_losses(challenge: Challenge, state: ChallengeState) -> None:
+    """One TraitLoss row per lost Trait copy of a resolved ``state``: the Traits'
+    ids in one query, the rows in one insert. Raises Trait.DoesNotExist if a
+    lost Trait is not (or no longer) on the sheet."""
+    if not state.losses:
+        return
+    wanted = Q()
+    for loss in state.losses:
+        wanted |= Q(character_id=loss.character_id, name=loss.trait, category=loss.category.value)
+    trait_ids = {
+        (character_id, name, category): pk
+        for pk, character_id, name, category in Trait.objects.filter(
+            wanted, negative=False
+        ).values_list("pk", "character_id", "name", "category")
+    }
+    rows = []
+    for loss in state.losses:
+        key = (loss.character_id, loss.trait, loss.category.value)
+        if key not in trait_ids:
+            raise Trait.DoesNotExist(f"{loss.trait} ({loss.category.value}) is not on the sheet.")
+        rows.append(
+            TraitLoss(
+                session_id=challenge.session_id,
+                character_id=loss.character_id,
+                trait_id=trait_ids[key],
+                challenge=challenge,
+            )
+        )
+    TraitLoss.objects.bulk_create(rows)
+
+
+_WORSE = Case(
+    *(When(health=level.value, then=Value(level.worse().value)) for level in HealthLevel),
+    default=F("health"),
+    output_field=PositiveSmallIntegerField(),
+)
+
+
+def _wound(session_id: int, character_id: int) -> None:
+    """One wound: her health tonight one level worse (capped at Dead), in one
+    UPDATE that reads and writes the row under its lock. Raises
+    Presence.DoesNotExist if she is not present."""
+    if not Presence.objects.filter(session_id=session_id, character_id=character_id).update(
+        health=_WORSE
+    ):
+        raise Presence.DoesNotExist(f"Character {character_id} is not present.")
 
 
 def _parse(enum: type, value: str, message: str):
@@ -293,13 +408,16 @@ def challenge_open(
         session = _lock_session(session.pk, for_play=True)
         if challenger.chronicle_id != session.chronicle_id:
             raise ActionRefused("That character is not in this chronicle.")
-        _ensure_present(session, challenger)
-        _ensure_present(session, defender)
         _lock_characters(challenger, defender)
+        health = _presence_health(session, [challenger.pk, defender.pk])
+        for character in (challenger, defender):
+            if character.pk not in health:
+                raise ActionRefused(f"{character.name} is not present tonight.")
+        fighters = combatants([challenger, defender], session, health=health)
         transition = rules.open_opposed(
             ruleset=session.chronicle.ruleset,
-            challenger=combatant(challenger, session),
-            defender=combatant(defender, session),
+            challenger=fighters[challenger.pk],
+            defender=fighters[defender.pk],
             category=category_,
             bids=bids,
             is_attack=bool(is_attack),
@@ -447,23 +565,19 @@ def _move(
     """Run one move on a challenge under the locks described in the module doc."""
     with transaction.atomic():
         _claim(user, msg_id, action)
-        session_id = (
-            Challenge.objects.filter(pk=challenge_id).values_list("session_id", flat=True).first()
-        )
-        if session_id is None:
-            raise ActionRefused("There is no such challenge.")
-        session = _lock_session(session_id, for_play=for_play)
+        session = _lock_session(challenge_id=challenge_id, for_play=for_play)
         challenge = (
             Challenge.objects.select_for_update(of=("self",))
             .select_related("challenger", "defender")
             .get(pk=challenge_id)
         )
+        challenge.session = session  # the row just read under its lock
         _lock_characters(challenge.challenger, challenge.defender)
+        sides = [challenge.challenger] + ([challenge.defender] if challenge.defender else [])
+        fighters = combatants(sides, session, exclude_challenge_id=challenge.pk)
         before = ChallengeState.from_dict(challenge.state).with_combatants(
-            combatant(challenge.challenger, session, exclude_challenge_id=challenge.pk),
-            combatant(challenge.defender, session, exclude_challenge_id=challenge.pk)
-            if challenge.defender
-            else None,
+            fighters[challenge.challenger_id],
+            fighters[challenge.defender_id] if challenge.defender else None,
         )
         transition = move(challenge, before)
         return _save(challenge, before, transition, actor=user)
