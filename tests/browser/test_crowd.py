@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import test_evening
-from tests.browser.test_evening import AT_ONCE, assert_usable
+from tests.browser.test_evening import AT_ONCE, SHOTS, assert_usable
 
 pytestmark = pytest.mark.browser
 
@@ -52,6 +52,7 @@ def test_a_player_finds_her_opponent_by_name_and_keeps_her_form_through_an_updat
     helen.tap(helen.page.get_by_text("Stakes (optional)"))
     stakes = helen.page.get_by_label("If I win…")
     stakes.fill("I take your hat")
+    helen.page.screenshot(path=f"{SHOTS}/phone-search.png", full_page=True)
     assert_usable(helen)
 
     # Grady (whose page still shows chips: it was loaded before the crowd came)
