@@ -258,7 +258,7 @@ class PlayConsumer(BaseConsumer):
         # Stamp before rendering: a move committed in between makes the stamp
         # stale (one extra resync), never a stale view with a current stamp.
         self.stamp_parts = self._parts()
-        context = views.play_context(self.character, self.session)
+        context = views.play_context(self.character, self.session, with_opponents=False)
         self.cards_shown = {view.pk: view.challenge.version for view in context["challenges"]}
         return render_to_string("challenges/play_live.html", context)
 

@@ -6,7 +6,6 @@ side (or a narrator) only once both throws of that test are in.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,11 +14,9 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Max, Q
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.html import format_html
-from django.utils.safestring import mark_safe
 
 from challenges.models import Challenge
 from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
@@ -320,12 +317,17 @@ def character_in_session(session: GameSession, character_id: int) -> Character:
 
 
 # Contexts ------------------------------------------------------------------
-def play_context(character: Character, session: GameSession | None) -> dict:
+def play_context(
+    character: Character, session: GameSession | None, *, with_opponents: bool = True
+) -> dict:
     """Everything a phone shows: sheet, challenges (open ones, then the latest
-    results), the characters she may challenge, and the time-out state."""
+    results), the characters she may challenge (see :func:`opponent_choice`;
+    left out with ``with_opponents=False``: a websocket view never re-renders
+    the "Challenge someone" form, so a half-filled one survives), and the
+    time-out state."""
     sheet = character_sheet(character, session)
     challenges: list[ChallengeView] = []
-    opponents = ""
+    choice: dict = {"opponents": [], "opponent_search": False}
     if session is not None:
         session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
         mine = Challenge.objects.filter(session=session).filter(
@@ -334,51 +336,52 @@ def play_context(character: Character, session: GameSession | None) -> dict:
         open_ = list(mine.exclude(stage=Stage.RESOLVED).order_by("created_at"))
         done = list(mine.filter(stage=Stage.RESOLVED).order_by("-resolved_at")[:RECENT_RESOLVED])
         challenges = [_with_sheet(challenge_view(c, character), sheet) for c in open_ + done]
-        opponents = opponent_chips(session, character)
+        if with_opponents:
+            choice = opponent_choice(session, character)
     return {
         "character": character,
         "session": session,
         "sheet": sheet,
         "challenges": challenges,
-        "opponents": opponents,
+        **choice,
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
     }
 
 
-OPPONENTS_TTL = 30.0  # seconds a session's rendered opponent list is reused at most
-_opponents: dict[int, tuple[tuple, float, dict[int, str]]] = {}  # session id -> (key, when, chips)
+OPPONENT_CHIPS_AT_MOST = 24  # more present than this: a search box instead of chips
+OPPONENT_RESULTS = 20  # matches one search shows at most
+OPPONENT_QUERY_MAX = 60  # characters of a search kept
 
 
-def opponent_chips(session: GameSession, character: Character) -> str:
-    """The phone's "Opponent" radio chips (HTML): every character present at
-    ``session`` but ``character``, by name.
-
-    With hundreds of players this list is most of a phone's view, so it is built
-    once per process for the session's current presence list (at most every
-    :data:`OPPONENTS_TTL` seconds, so a renamed character shows within that)
-    and each phone only leaves itself out: one cheap query instead of a row and
-    a template loop per present player on every view.
-    """
-    stamp = Presence.objects.filter(session=session).aggregate(
-        n=Count("id"), last=Max("id"), at=Max("arrived_at")
+def present_opponents(
+    session: GameSession, character: Character, query: str = "", limit: int = OPPONENT_RESULTS
+) -> list[Character]:
+    """Characters present at ``session`` but ``character``, by name: those whose
+    name contains ``query`` (any case; all when empty), at most ``limit``.
+    One query, whatever the number present."""
+    present = (
+        Character.objects.filter(presences__session=session, chronicle=session.chronicle_id)
+        .exclude(pk=character.pk)
+        .order_by("name", "pk")
+        .only("name")
     )
-    key = (stamp["n"], stamp["last"], stamp["at"])
-    now = time.monotonic()
-    cached = _opponents.get(session.pk)
-    if cached is None or cached[0] != key or now - cached[1] > OPPONENTS_TTL:
-        present = Character.objects.filter(presences__session=session).order_by("name").only("name")
-        chips = {
-            c.pk: format_html(
-                '<label class="chip"><input type="radio" name="defender" value="{}" required>'
-                " {}</label>",
-                c.pk,
-                c.name,
-            )
-            for c in present
-        }
-        cached = _opponents[session.pk] = (key, now, chips)
-    return mark_safe("".join(html for pk, html in cached[2].items() if pk != character.pk))  # noqa: S308 - built with format_html
+    if query:
+        present = present.filter(name__icontains=query)
+    return list(present[:limit])
+
+
+def opponent_choice(session: GameSession, character: Character) -> dict:
+    """How the "Challenge someone" form offers opponents: ``{"opponents": [...],
+    "opponent_search": False}`` (one chip each) while at most
+    :data:`OPPONENT_CHIPS_AT_MOST` others are present, else
+    ``{"opponents": [], "opponent_search": True}`` (a search box: a 360 px phone
+    cannot scroll 1,500 chips, nor a worker render them on every view).
+    One query of at most ``OPPONENT_CHIPS_AT_MOST + 1`` rows."""
+    found = present_opponents(session, character, limit=OPPONENT_CHIPS_AT_MOST + 1)
+    if len(found) > OPPONENT_CHIPS_AT_MOST:
+        return {"opponents": [], "opponent_search": True}
+    return {"opponents": found, "opponent_search": False}
 
 
 def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
@@ -556,3 +559,28 @@ def narrate(request: HttpRequest, session_id: int) -> HttpResponse:
     if not session.chronicle.is_narrator(request.user):
         raise PermissionDenied("You do not narrate this chronicle.")
     return render(request, "challenges/narrate.html", dashboard_context(session))
+
+
+@login_required
+def opponents(request: HttpRequest, character_id: int) -> HttpResponse:
+    """The radio chips of present characters whose name contains ``?q=`` (the
+    "Challenge someone" search box's results, at most :data:`OPPONENT_RESULTS`).
+    404 unless the character is the user's; nothing is marked present here."""
+    character = get_object_or_404(
+        Character.objects.select_related("chronicle"), pk=character_id, player=request.user
+    )
+    session = character.chronicle.open_session()
+    query = request.GET.get("q", "").strip()[:OPPONENT_QUERY_MAX]
+    found: list[Character] = []
+    if session is not None:
+        found = present_opponents(session, character, query, limit=OPPONENT_RESULTS + 1)
+    return render(
+        request,
+        "challenges/_opponent_chips.html",
+        {
+            "opponents": found[:OPPONENT_RESULTS],
+            "more": len(found) > OPPONENT_RESULTS,
+            "query": query,
+            "character": character,
+        },
+    )

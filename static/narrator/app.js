@@ -12,6 +12,7 @@
   var BACKOFF_CAP_MS = 4000; // reconnect delays: full jitter, never longer than this
   var HTMX_RECONNECTS = [1006, 1011, 1012, 1013]; // codes htmx's ws extension retries itself
   var pending = new Map(); // id -> JSON body not yet acknowledged
+  var sentFrom = new Map(); // id -> the form[data-reset-on-ack] it came from
   var socket = null; // htmx's socket wrapper (public interface)
   var current = null; // the browser WebSocket htmx opened last
   var open = false;
@@ -69,6 +70,7 @@
     evt.detail.headers = null; // htmx's HEADERS block is not used by the server
     pending.set(params.id, JSON.stringify(params));
     var form = evt.detail.elt || (trigger && trigger.target);
+    if (form && form.matches && form.matches("form[data-reset-on-ack]")) sentFrom.set(params.id, form);
     if (form && form.querySelectorAll) {
       form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
     }
@@ -88,12 +90,16 @@
     try { data = JSON.parse(message); } catch (e) { return; }
     if (data.type === "ack") {
       pending.delete(data.id);
+      // A form no view re-renders (the phone's "Challenge someone") starts blank once done.
+      if (sentFrom.has(data.id)) sentFrom.get(data.id).reset();
+      sentFrom.delete(data.id);
       // Forms the server never re-renders (the narrator's) are ready for the next one.
       document.querySelectorAll("form[data-reusable] button[disabled]").forEach(function (b) {
         b.disabled = false;
       });
     } else if (data.type === "error") {
       pending.delete(data.id);
+      sentFrom.delete(data.id);
       notify(data.message);
       document.querySelectorAll("form[ws-send] button[disabled]").forEach(function (b) {
         b.disabled = false;

@@ -6,14 +6,9 @@ import re
 
 import pytest
 from channels.db import database_sync_to_async
-from django.contrib.auth import get_user_model
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
-from challenges import views
 from challenges.views import SharedRenders
-from tests.challenges.wsutil import act, connect, drain
-from tests.factories import make_character
+from tests.challenges.wsutil import act, connect, drain, helen_challenges_grady
 
 
 def test_a_shared_rendering_is_made_once_per_key():
@@ -37,19 +32,6 @@ def test_shared_renderings_forget_the_oldest_beyond_their_size():
     for key in ("a", "b", "c"):
         renders.get((key,), lambda key=key: key)
     assert list(renders.items) == [("b",), ("c",)]
-
-
-@pytest.mark.django_db
-def test_the_opponent_list_leaves_out_the_phone_itself_and_shows_a_new_arrival(game):
-    helen, grady = game["helen"], game["grady"]
-    chips = views.opponent_chips(game["session"], helen)
-    assert f'value="{grady.pk}"' in chips and f'value="{helen.pk}"' not in chips
-    player = get_user_model().objects.create_user("ray")
-    ray = make_character(game["chronicle"], "Ray <the bold>", player)
-    with CaptureQueriesContext(connection) as queries:
-        chips = views.opponent_chips(game["session"], helen)
-    assert f'value="{ray.pk}"' in chips and "Ray &lt;the bold&gt;" in chips
-    assert len(queries) == 2  # the presence stamp, then the new list
 
 
 @pytest.mark.django_db(transaction=True)
@@ -86,14 +68,7 @@ async def test_time_out_reaches_a_phone_as_its_banner(game):
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_bid_sends_the_challengers_phone_only_the_changed_card(game):
-    helen, _ = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
-    grady, _ = await connect(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
-    reply, _ = await act(
-        helen, action="challenge.open", defender=str(game["grady"].pk), bid="physical:Ferocious"
-    )
-    assert reply["status"] == "ok"
-    await drain(helen)
-    grady_frames = await drain(grady)
+    helen, grady, _, grady_frames = await helen_challenges_grady(game)
     challenge_id = _card_id(grady_frames)
     reply, _ = await act(grady, action="challenge.bid", challenge=challenge_id, bid="Resilient")
     assert reply["status"] == "ok"

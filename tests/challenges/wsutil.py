@@ -55,3 +55,19 @@ async def act(communicator: WebsocketCommunicator, msg_id: str | None = None, **
                 frames += await drain(communicator, 0.2)
                 return reply, frames
         frames.append(frame)
+
+
+async def helen_challenges_grady(
+    game,
+) -> tuple[WebsocketCommunicator, WebsocketCommunicator, list[str], list[str]]:
+    """Helen's and Grady's phones of ``tests.factories.evening()`` connected, and
+    Helen challenging Grady (Physical, bid Ferocious). Returns both sockets and
+    every frame each phone got so far (first view included, Helen's ack not)."""
+    helen, helen_first = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    grady, grady_first = await connect(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
+    reply, seen = await act(
+        helen, action="challenge.open", defender=str(game["grady"].pk), bid="physical:Ferocious"
+    )
+    assert reply["status"] == "ok", reply
+    helen_frames = [helen_first, *seen, *await drain(helen)]
+    return helen, grady, helen_frames, [grady_first, *await drain(grady)]

@@ -60,6 +60,7 @@ def _helen_challenge(world) -> Challenge:
 URLS = {
     "home": lambda w: reverse("home"),
     "play Helen": lambda w: reverse("play", args=[w["helen"].pk]),
+    "Helen's opponent search": lambda w: reverse("opponents", args=[w["helen"].pk]) + "?q=gr",
     "narrate index": lambda w: reverse("narrate_index"),
     "narrate this session": lambda w: reverse("narrate", args=[w["session"].pk]),
     "admin index": lambda w: reverse("admin:index"),
@@ -91,6 +92,7 @@ ok6 = ("ok",) * 6
 HTTP_TABLE = {
     "home": ("ok", "ok", "ok", "ok", "ok", "login"),
     "play Helen": ("ok", "denied", "denied", "denied", "denied", "login"),
+    "Helen's opponent search": ("ok", "denied", "denied", "denied", "denied", "login"),
     "narrate index": ("denied", "denied", "ok", "ok", "ok", "login"),
     "narrate this session": ("denied", "denied", "ok", "denied", "ok", "login"),
     "admin index": ("login", "login", "ok", "ok", "ok", "login"),
@@ -149,7 +151,17 @@ def test_the_table_covers_every_named_url():
         for name in get_resolver().reverse_dict
         if isinstance(name, str) and not name.startswith("admin")
     }
-    covered = {"home", "play", "narrate_index", "narrate", "healthz", "login", "join", "logout"}
+    covered = {
+        "home",
+        "play",
+        "opponents",
+        "narrate_index",
+        "narrate",
+        "healthz",
+        "login",
+        "join",
+        "logout",
+    }
     assert names == covered
 
 
