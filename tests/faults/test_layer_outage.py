@@ -19,8 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-import socket
-import subprocess
 import time
 import uuid
 
@@ -28,6 +26,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
+from challenges.bench.servers import Redis
 from challenges.consumers import LAYER_RETRY_SECONDS
 from challenges.models import Challenge
 from narrator.settings import redis_layer_host
@@ -152,42 +151,13 @@ async def test_an_in_memory_layer_outage_loses_nothing_and_heals_in_one_heartbea
 
 
 # Real Redis, killed and restarted empty ------------------------------------
-def _start_redis() -> subprocess.Popen:
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(REDIS_PORT),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--daemonize",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", REDIS_PORT), timeout=0.5) as conn:
-                conn.sendall(b"PING\r\n")
-                if conn.recv(16).startswith(b"+PONG"):
-                    return process
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError(f"redis-server did not start on port {REDIS_PORT}")
-
-
 @pytest.fixture
-def private_redis(settings):
+def private_redis(settings, tmp_path):
+    """Our own redis-server on REDIS_PORT (the bench's runner); ``["server"]``
+    is swapped for a new, empty one when a test restarts it."""
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
-    holder = {"process": _start_redis()}
+    holder = {"server": Redis(REDIS_PORT, tmp_path), "dir": tmp_path}
     settings.CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -199,8 +169,8 @@ def private_redis(settings):
         }
     }
     yield holder
-    holder["process"].kill()
-    holder["process"].wait()
+    holder["server"].proc.kill()
+    holder["server"].proc.wait()
 
 
 @pytest.mark.redis
@@ -209,11 +179,11 @@ async def test_redis_killed_and_restarted_empty_loses_nothing_and_heals_in_one_h
     table, caplog, private_redis
 ):
     async def go_down():
-        private_redis["process"].kill()  # SIGKILL: no goodbye to the clients
-        private_redis["process"].wait()
+        private_redis["server"].proc.kill()  # SIGKILL: no goodbye to the clients
+        private_redis["server"].proc.wait()
 
     async def come_back_empty():
-        private_redis["process"] = await asyncio.to_thread(_start_redis)
+        private_redis["server"] = await asyncio.to_thread(Redis, REDIS_PORT, private_redis["dir"])
         return time.monotonic()
 
     figures = await _outage(table, caplog, go_down, come_back_empty)
