@@ -12,7 +12,8 @@ what the screen shows changes:
 
 - a phone: ``session`` (time out, ended) and ``screen`` (her challenges in the
   session: count, sum of ``Challenge.version``, highest id; Traits she lost
-  tonight; her health level; characters present, who are her opponents);
+  tonight; her health level; not who is present: the websocket view does not
+  list opponents, so an arrival must not make every phone resync);
 - a dashboard: ``session``; ``challenges`` (the newest ``DASHBOARD_LIMIT``:
   count, sum of versions, highest id); ``roster`` (characters present, sum of
   their health levels, Traits lost in the session).
@@ -63,8 +64,7 @@ def _tables() -> dict[str, str]:
 _PLAY_SQL = """
 SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m,
   (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = s.id AND l.character_id = %(character)s),
-  (SELECT p.health FROM {presence} p WHERE p.session_id = s.id AND p.character_id = %(character)s),
-  (SELECT COUNT(*) FROM {presence} p WHERE p.session_id = s.id)
+  (SELECT p.health FROM {presence} p WHERE p.session_id = s.id AND p.character_id = %(character)s)
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(version), 0) AS v, COALESCE(MAX(id), 0) AS m
    FROM {challenge} WHERE session_id = %(session)s
