@@ -44,7 +44,7 @@ def _test_settings(request):
             }
         }
     else:
-        settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+        settings.CHANNEL_LAYERS = {"default": {"BACKEND": "narrator.layers.InMemoryChannelLayer"}}
 
 
 CHROMIUM = "/usr/bin/chromium"
