@@ -39,16 +39,20 @@ def session_group(session_id: int) -> str:
 
 
 def broadcast(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:
-    """Send ``{"type": event_type, **ids}`` to each group now (sync code only).
+    """Send ``{"type": event_type, **ids}`` to each group now (sync code only),
+    all groups in one trip to the event loop.
 
     A failing channel layer must not undo a committed move: the phones resync
     on their heartbeat, so the error is logged, not raised.
     """
+    async_to_sync(_group_send_each)(list(dict.fromkeys(groups)), {"type": event_type, **ids})
+
+
+async def _group_send_each(groups: list[str], message: dict) -> None:
     layer = get_channel_layer()
-    message = {"type": event_type, **ids}
-    for group in dict.fromkeys(groups):
+    for group in groups:
         try:
-            async_to_sync(layer.group_send)(group, message)
+            await layer.group_send(group, message)
         except Exception:  # noqa: BLE001 - logged; clients resync on heartbeat
             log.exception("broadcast to %s failed", group)
 
