@@ -259,30 +259,69 @@ class PlayConsumer(BaseConsumer):
         # stale (one extra resync), never a stale view with a current stamp.
         self.stamp_parts = self._parts()
         context = views.play_context(self.character, self.session, with_opponents=False)
-        self.cards_shown = {view.pk: view.challenge.version for view in context["challenges"]}
+        self.sheet = context["sheet"]
+        self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
+        self.done = [view.pk for view in context["challenges"] if view.is_resolved]
         return render_to_string("challenges/play_live.html", context)
 
     @database_sync_to_async
-    def _render_card(self, challenge_id: int) -> str | None:
-        """Only the changed card (out of band) when the phone shows it and it is
-        still open; None when the phone needs its whole view (a new challenge,
-        a result that changes her sheet)."""
-        shown = getattr(self, "cards_shown", {})
-        if self.session is None or challenge_id not in shown:
+    def _render_change(self, challenge_id: int, version: int | None) -> str | None:
+        """The frame for one changed challenge of hers: "" when the phone already
+        shows that version, None when it needs its whole view (her sheet changed:
+        a result cost her a Trait or a health level, or the change cannot be
+        placed), else one card frame (``_card_frame.html``): replaced in place,
+        appended to the open ones, or moved on top of the results (the oldest
+        result beyond :data:`views.RECENT_RESOLVED` taken off). One query; her
+        sheet is the one of her last whole view (only her own results change
+        it, and those come here as a whole view)."""
+        shown = getattr(self, "shown", None)
+        if self.session is None or shown is None:
             return None
-        card = views.phone_card(self.character, self.session, challenge_id)
+        if version is not None and shown.get(challenge_id, -1) >= version:
+            return ""
+        card = views.phone_challenge(self.character, self.session, challenge_id, self.sheet)
         if card is None:
             return None
-        # The stamp's "screen" part sums the versions of her challenges: swap
-        # this card's old version for the one shown now. If the stamp was already
-        # behind the screen, it stays unequal to the truth: one extra resync.
         version = card.challenge.version
+        old = shown.get(challenge_id)
+        if old is not None and old >= version:
+            return ""
         screen = self.stamp_parts.get("screen")
-        if screen:
-            total = screen[1] - shown[challenge_id] + version
-            self.stamp_parts = {**self.stamp_parts, "screen": (screen[0], total, *screen[2:])}
+        if screen is None or (old is None and challenge_id <= screen[2]):
+            return None  # an older challenge she has not on screen: redraw all
+        state = card.state
+        if card.is_resolved and (
+            self.character.pk in state.wounds
+            or any(loss.character_id == self.character.pk for loss in state.losses)
+        ):
+            return None
+        # Keep the stamp equal to what the screen will show: its "screen" part
+        # counts her challenges (count, sum of versions, highest id). If it was
+        # already behind, it stays unequal to the truth: one extra resync.
+        count, total, top, *rest = screen
+        if old is None:
+            count, total, top = count + 1, total + version, max(top, challenge_id)
+        else:
+            total += version - old
+        self.stamp_parts = {**self.stamp_parts, "screen": (count, total, top, *rest)}
         shown[challenge_id] = version
-        return render_to_string("challenges/_card.html", {"c": card, "card_oob": True})
+        remove: list[int] = []
+        if not card.is_resolved:
+            where = "replace" if old is not None else "open"
+        elif challenge_id in self.done:
+            where = "replace"
+        else:
+            where = "done"
+            if old is not None:
+                remove.append(challenge_id)
+            self.done.insert(0, challenge_id)
+            while len(self.done) > views.RECENT_RESOLVED:
+                gone = self.done.pop()
+                remove.append(gone)
+                shown.pop(gone, None)
+        return render_to_string(
+            "challenges/_card_frame.html", {"card": card, "where": where, "remove": remove}
+        )
 
     async def send_view(self) -> None:
         await self.send_stamped(await self._render_view())
@@ -295,12 +334,13 @@ class PlayConsumer(BaseConsumer):
 
     # Group events ---------------------------------------------------------
     async def challenge_updated(self, event: dict) -> None:
-        # A bid or a first throw changes one card: send it, not the whole view
-        # (with hundreds present, the view is mostly the opponent list).
-        if html := await self._render_card(event["challenge_id"]):
-            await self.send_stamped(html)
-        else:
+        # One changed card, not the whole view: a whole view costs ~9 queries
+        # and every move of a challenge reaches both phones.
+        html = await self._render_change(event["challenge_id"], event.get("version"))
+        if html is None:
             await self.send_view()
+        elif html:
+            await self.send_stamped(html)
 
     async def character_updated(self, event: dict) -> None:
         await self.send_view()

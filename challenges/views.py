@@ -395,21 +395,21 @@ def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
     return view
 
 
-def phone_card(
-    character: Character, session: GameSession, challenge_id: int
+def phone_challenge(
+    character: Character, session: GameSession, challenge_id: int, sheet: Sheet
 ) -> ChallengeView | None:
-    """One unresolved challenge of ``character`` as her phone shows it, or None
-    (not hers, not this session's, or resolved: a result changes her sheet
-    too, so the phone then gets its whole view)."""
+    """``character``'s challenge ``challenge_id`` of ``session`` (open or
+    resolved) as her phone shows it, her Trait count and bid choices taken from
+    ``sheet`` (her sheet tonight); None if it is not hers or not this
+    session's. One query."""
     challenge = (
         Challenge.objects.filter(session=session, pk=challenge_id)
-        .filter(Q(challenger=character) | Q(defender=character))
-        .exclude(stage=Stage.RESOLVED)
+        .filter(Q(challenger_id=character.pk) | Q(defender_id=character.pk))
         .first()
     )
     if challenge is None:
         return None
-    return _with_sheet(challenge_view(challenge, character), character_sheet(character, session))
+    return _with_sheet(challenge_view(challenge, character), sheet)
 
 
 def _biddable(lines: list[TraitLine]) -> list[TraitLine]:

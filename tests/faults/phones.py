@@ -14,6 +14,7 @@ from django.test import Client
 
 from challenges import heartbeat, views
 from narrator.asgi import application
+from tests.screen import Screen
 
 _cookies: dict[int, str] = {}
 
@@ -43,7 +44,7 @@ class Phone:
         self.user = user
         self.socket: WebsocketCommunicator | None = None
         self.stamp: str | None = None
-        self.view = ""  # the last full view (HTML without its stamp)
+        self.screen = Screen()  # what htmx shows after every view frame so far
         self.pending: dict[str, dict] = {}  # id -> action not yet acknowledged
         self.replies: dict[str, dict] = {}  # id -> last ack or error
         self.frames = 0
@@ -56,6 +57,7 @@ class Phone:
             (b"host", b"testserver"),
             (b"cookie", f"sessionid={cookie}".encode()),
         ]
+        self.screen = Screen()  # the first frame is the whole view
         self.socket = WebsocketCommunicator(application, self.path, headers=headers)
         connected, _ = await self.socket.connect(timeout=5)
         assert connected
@@ -88,9 +90,13 @@ class Phone:
         stamp, html = split_stamp(frame)
         if stamp is not None:
             self.stamp = stamp
-        if 'id="live"' in html or 'id="challenge-list"' in html:
-            self.view = html
+        self.screen.apply(html)
         return None
+
+    @property
+    def view(self) -> str:
+        """What the screen shows now (see ``tests.screen``)."""
+        return str(self.screen)
 
     def take_waiting(self) -> None:
         """Take every frame already delivered, without waiting."""

@@ -21,6 +21,7 @@ from channels.layers import get_channel_layer
 
 from challenges.models import Challenge
 from tests.faults.phones import Phone, current_dashboard_stamp, split_stamp
+from tests.screen import rendered
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -44,7 +45,8 @@ async def _fresh(phone: Phone) -> tuple[str | None, str]:
     other = Phone(phone.path, phone.user)
     first = await other.connect()
     await other.close()
-    return split_stamp(first)
+    stamp, html = split_stamp(first)
+    return stamp, rendered(html)
 
 
 async def _heartbeat_everywhere(phones, narrator, session) -> Counter:

@@ -1,0 +1,177 @@
+"""A phone gets one card per change, not its whole view, and still shows
+exactly what a fresh render shows (``tests.screen`` applies htmx's swaps).
+
+A whole view costs ~9 queries and every move reaches both phones of a
+challenge, so: a new challenge is appended to the open cards, a bid or a throw
+replaces its card, a result moves the card on top of the results (the oldest
+beyond ``RECENT_RESOLVED`` taken off). Only a result that costs the phone's
+character a Trait or a health level redraws the whole view (her sheet changed).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+
+from challenges import views
+from challenges.models import Challenge
+from characters.services import character_sheet
+from tests.factories import make_character, make_user
+from tests.faults.phones import Phone, current_play_stamp
+from tests.screen import rendered
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+async def _phones(game) -> tuple[Phone, Phone]:
+    helen = Phone(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    grady = Phone(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
+    await helen.connect()
+    await grady.connect()
+    return helen, grady
+
+
+async def _act(phone: Phone, **message) -> dict:
+    reply = await phone.act(uuid.uuid4().hex, **message)
+    assert reply.get("status") == "ok", reply
+    return reply
+
+
+async def _frames_of(phone: Phone, step) -> list[str]:
+    """The view frames ``phone`` gets while ``step()`` runs (acks left out)."""
+    seen: list[str] = []
+    take = phone._take
+
+    def recording(frame: str):
+        if not frame.startswith("{"):
+            seen.append(frame)
+        return take(frame)
+
+    phone._take = recording
+    try:
+        await step()
+        await phone.settle()
+    finally:
+        phone._take = take
+    return seen
+
+
+async def _assert_current(phone: Phone, character, session) -> None:
+    """The phone's screen equals a fresh render, and its stamp the database's."""
+    fresh = Phone(phone.path, phone.user)
+    first = await fresh.connect()
+    await fresh.close()
+    assert phone.view == fresh.view and fresh.view == rendered(first.split("-->", 1)[1])
+    assert phone.stamp == await current_play_stamp(character, session)
+
+
+async def _open(helen: Phone, game, bid="physical:Ferocious") -> int:
+    await _act(helen, action="challenge.open", defender=game["grady"].pk, bid=bid)
+    return await database_sync_to_async(lambda: Challenge.objects.latest("id").pk)()
+
+
+async def test_every_move_reaches_the_phones_as_one_card(game):
+    helen, grady = await _phones(game)
+    pk = None
+
+    async def open_():
+        nonlocal pk
+        pk = await _open(helen, game)
+
+    for phone in (helen, grady):
+        frames = await _frames_of(phone, open_ if phone is helen else grady.settle)
+        assert len(frames) == 1 and 'id="live"' not in frames[0]
+        assert 'hx-swap-oob="beforeend:#open-cards"' in frames[0] and f'id="card-{pk}"' in frames[0]
+
+    frames = await _frames_of(
+        grady, lambda: _act(grady, action="challenge.bid", challenge=pk, bid="Tough")
+    )
+    assert len(frames) == 1 and f'<article id="card-{pk}"' in frames[0]
+    assert 'hx-swap-oob="true"' in frames[0] and "stage-throws" in frames[0]
+    for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
+        await phone.settle()
+        await _assert_current(phone, character, game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_a_result_moves_the_winners_card_and_redraws_the_losers_view(game):
+    helen, grady = await _phones(game)
+    pk = await _open(helen, game)
+    await _act(grady, action="challenge.bid", challenge=pk, bid="Tough")
+    await _act(helen, action="challenge.throw", challenge=pk, throw="rock")
+    await helen.settle()
+    helen_frames = await _frames_of(
+        helen, lambda: _act(grady, action="challenge.throw", challenge=pk, throw="scissors")
+    )
+    grady_frames = await _frames_of(grady, grady.settle)
+    # Helen won: her sheet is unchanged, her card moves on top of the results.
+    assert len(helen_frames) == 1 and 'id="live"' not in helen_frames[0]
+    assert f'<article id="card-{pk}" hx-swap-oob="delete">' in helen_frames[0]
+    assert 'hx-swap-oob="afterbegin:#done-cards"' in helen_frames[0]
+    assert "You win!" in helen.view
+    # Grady lost Tough: his whole view (sheet, bid buttons, health) is redrawn.
+    assert any('id="live"' in f and 'id="sheet"' in f for f in grady_frames)
+    assert "You lose." in grady.view and 'class="lost"' in grady.view
+    for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
+        await _assert_current(phone, character, game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_the_oldest_result_leaves_the_phone_beyond_the_recent_ones(game):
+    helen, grady = await _phones(game)
+    played = []
+    for _ in range(views.RECENT_RESOLVED + 2):
+        pk = await _open(helen, game, bid="physical:Quick")
+        await _act(grady, action="challenge.relent", challenge=pk)
+        played.append(pk)
+    await helen.settle()
+    await grady.settle()
+    shown = {pk for pk in played if f'id="card-{pk}"' in helen.view}
+    assert shown == set(played[-views.RECENT_RESOLVED :])
+    for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
+        await _assert_current(phone, character, game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_a_version_already_shown_sends_nothing(game):
+    helen, grady = await _phones(game)
+    pk = await _open(helen, game)
+    await grady.settle()
+    version = await database_sync_to_async(lambda: Challenge.objects.get(pk=pk).version)()
+    from channels.layers import get_channel_layer
+
+    from challenges.realtime import CHALLENGE_UPDATED, character_group
+
+    event = {"type": CHALLENGE_UPDATED, "challenge_id": pk, "version": version}
+    frames = await _frames_of(
+        grady,
+        lambda: get_channel_layer().group_send(character_group(game["grady"].pk), event),
+    )
+    assert frames == []
+    await helen.close()
+    await grady.close()
+
+
+def test_a_card_costs_one_query(game, django_assert_num_queries):
+    from challenges import services
+
+    challenge = services.challenge_open(
+        session=game["session"],
+        challenger=game["helen"],
+        defender=game["grady"],
+        category="physical",
+        bids=["Ferocious"],
+        user=game["helen_player"],
+        msg_id=uuid.uuid4().hex,
+    )
+    sheet = character_sheet(game["grady"], game["session"])
+    with django_assert_num_queries(1):
+        card = views.phone_challenge(game["grady"], game["session"], challenge.pk, sheet)
+    assert card.can_bid and [t.name for t in card.bid_choices] == ["Resilient", "Tough"]
+    ines = make_character(game["chronicle"], "Ines", make_user("ines"))
+    assert views.phone_challenge(ines, game["session"], challenge.pk, sheet) is None
