@@ -43,7 +43,13 @@ from django.template.loader import render_to_string
 
 from challenges import heartbeat, schema, services, views
 from challenges.ratelimit import ACTION_COST, HEARTBEAT_COST, TokenBucket
-from challenges.realtime import character_group, narrators_group, session_group
+from challenges.realtime import (
+    character_group,
+    collecting,
+    narrators_group,
+    send_collected,
+    session_group,
+)
 from challenges.rules import RulesError
 
 log = logging.getLogger(__name__)
@@ -204,7 +210,13 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 await self.answer_heartbeat(message)
                 return
             msg_id = message["id"]
-            await getattr(self, self.actions[action])(message, msg_id)
+            # The move's broadcasts go out from here, on the event loop, before
+            # its ack (a refused move committed nothing and has none).
+            with collecting() as outbox:
+                try:
+                    await getattr(self, self.actions[action])(message, msg_id)
+                finally:
+                    await send_collected(outbox)
         except services.AlreadyDone:
             await self.send_json({"type": "ack", "id": msg_id, "status": "already_done"})
             return

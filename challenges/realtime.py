@@ -9,7 +9,9 @@ see the other's throw before both are committed).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -58,6 +60,42 @@ async def _group_send_each(groups: list[str], message: dict) -> None:
 
 
 def broadcast_on_commit(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:
-    """Broadcast once the current transaction commits (immediately if none)."""
-    groups = list(groups)
-    transaction.on_commit(lambda: broadcast(groups, event_type, **ids))
+    """Broadcast once the current transaction commits (immediately if none).
+
+    Inside :func:`collecting` (a websocket action) the message goes to that
+    outbox instead, and the consumer sends it from the event loop when the
+    action returns: no trip from the database thread to the loop per move."""
+    groups = list(dict.fromkeys(groups))
+    transaction.on_commit(lambda: _deliver(groups, {"type": event_type, **ids}))
+
+
+Outbox = list[tuple[list[str], dict]]
+_outbox: ContextVar[Outbox | None] = ContextVar("narrator_outbox", default=None)
+
+
+def _deliver(groups: list[str], message: dict) -> None:
+    outbox = _outbox.get()
+    if outbox is None:
+        async_to_sync(_group_send_each)(groups, message)
+    else:
+        outbox.append((groups, message))
+
+
+@contextmanager
+def collecting() -> Iterator[Outbox]:
+    """Collect the broadcasts of the moves committed inside the block, including
+    in ``database_sync_to_async`` calls made from it (they run in a copy of
+    this context, which shares the list), as ``(groups, message)`` pairs, in
+    commit order. Send them with :func:`send_collected`."""
+    outbox: Outbox = []
+    token = _outbox.set(outbox)
+    try:
+        yield outbox
+    finally:
+        _outbox.reset(token)
+
+
+async def send_collected(outbox: Outbox) -> None:
+    """Send what :func:`collecting` gathered (async code; errors are logged)."""
+    for groups, message in outbox:
+        await _group_send_each(groups, message)
