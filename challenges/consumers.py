@@ -291,7 +291,9 @@ class PlayConsumer(BaseConsumer):
             return None
         if version is not None and shown.get(challenge_id, -1) >= version:
             return ""
-        card = views.phone_challenge(self.character, self.session, challenge_id, self.sheet)
+        card = views.phone_challenge(
+            self.character, self.session, challenge_id, self.sheet, version
+        )
         if card is None:
             return None
         version = card.challenge.version
@@ -513,7 +515,7 @@ class NarrateConsumer(BaseConsumer):
     def _render_challenge(self, challenge_id: int, version: int | None = None) -> str:
         html = self._oob_row(
             "challenges/_dashboard_row_oob.html",
-            views.dashboard_row_context,
+            functools.partial(views.dashboard_row_context, version=version),
             self.known,
             challenge_id,
             version,

@@ -396,18 +396,23 @@ def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
 
 
 def phone_challenge(
-    character: Character, session: GameSession, challenge_id: int, sheet: Sheet
+    character: Character,
+    session: GameSession,
+    challenge_id: int,
+    sheet: Sheet,
+    version: int | None = None,
 ) -> ChallengeView | None:
     """``character``'s challenge ``challenge_id`` of ``session`` (open or
     resolved) as her phone shows it, her Trait count and bid choices taken from
     ``sheet`` (her sheet tonight); None if it is not hers or not this
-    session's. One query."""
-    challenge = (
-        Challenge.objects.filter(session=session, pk=challenge_id)
-        .filter(Q(challenger_id=character.pk) | Q(defender_id=character.pk))
-        .first()
-    )
-    if challenge is None:
+    session's. At most one query: none when this process has already read
+    ``version`` or a later one (see :class:`CommittedRows`)."""
+    challenge = committed_rows.get(challenge_id, version)
+    if (
+        challenge is None
+        or challenge.session_id != session.pk
+        or character.pk not in (challenge.challenger_id, challenge.defender_id)
+    ):
         return None
     return _with_sheet(challenge_view(challenge, character), sheet)
 
@@ -457,10 +462,13 @@ def dashboard_context(session: GameSession) -> dict:
     }
 
 
-def dashboard_row_context(session: GameSession, challenge_id: int) -> dict | None:
-    """One dashboard row, or None if it is not this session's."""
-    challenge = Challenge.objects.filter(session=session, pk=challenge_id).first()
-    if challenge is None:
+def dashboard_row_context(
+    session: GameSession, challenge_id: int, version: int | None = None
+) -> dict | None:
+    """One dashboard row, or None if it is not this session's. At most one
+    query (none when this process has read ``version`` or a later one)."""
+    challenge = committed_rows.get(challenge_id, version)
+    if challenge is None or challenge.session_id != session.pk:
         return None
     return {"row": challenge_view(challenge, None), "session": session}
 
@@ -505,6 +513,42 @@ class SharedRenders:
 
 
 shared_renders = SharedRenders()
+
+
+class CommittedRows:
+    """The newest row this process has read of each recently changed challenge,
+    shared by all its connections (a bounded LRU keyed by challenge id).
+
+    A move's broadcast carries the challenge's new ``version``; both phones and
+    every dashboard of a worker then need that row. :meth:`get` answers from
+    memory when the row kept is at that version or later (it was read after
+    that version committed), else reads it (one query) and keeps it. Rows are
+    shared: callers read them, never change them.
+    """
+
+    def __init__(self, size: int = 2048) -> None:
+        self.size = size
+        self.items: OrderedDict[int, Challenge] = OrderedDict()
+
+    def get(self, challenge_id: int, version: int | None) -> Challenge | None:
+        """The challenge at ``version`` or later (None: read it anew); None if
+        there is no such challenge."""
+        kept = self.items.get(challenge_id)
+        if kept is not None and version is not None and kept.version >= version:
+            self.items.move_to_end(challenge_id)
+            return kept
+        challenge = Challenge.objects.filter(pk=challenge_id).first()
+        if challenge is None:
+            self.items.pop(challenge_id, None)
+            return None
+        self.items[challenge_id] = challenge
+        self.items.move_to_end(challenge_id)
+        if len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return challenge
+
+
+committed_rows = CommittedRows()
 
 
 # Pages ---------------------------------------------------------------------

@@ -8,6 +8,8 @@
 - Plain static storage (no collectstatic needed) and fast password hashing.
 - Every test runs on the in-memory channel layer, except tests marked
   ``redis``, which run on channels-redis at ``REDIS_URL`` (skipped when unset).
+- The per-process caches of challenge rows and renderings start empty (test
+  databases reuse ids).
 - The rules tests need no Django at all; they also run with ``-p no:django``.
 """
 
@@ -28,6 +30,10 @@ def _test_settings(request):
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    from challenges import views
+
+    views.committed_rows.items.clear()
+    views.shared_renders.items.clear()
     if request.node.get_closest_marker("redis"):
         from narrator.settings import redis_layer_host
 

@@ -175,3 +175,39 @@ def test_a_card_costs_one_query(game, django_assert_num_queries):
     assert card.can_bid and [t.name for t in card.bid_choices] == ["Resilient", "Tough"]
     ines = make_character(game["chronicle"], "Ines", make_user("ines"))
     assert views.phone_challenge(ines, game["session"], challenge.pk, sheet) is None
+
+
+def test_both_phones_and_the_dashboards_of_a_worker_read_a_move_once(
+    game, django_assert_num_queries
+):
+    from challenges import services
+
+    challenge = services.challenge_open(
+        session=game["session"],
+        challenger=game["helen"],
+        defender=game["grady"],
+        category="physical",
+        bids=["Ferocious"],
+        user=game["helen_player"],
+        msg_id=uuid.uuid4().hex,
+    )
+    session, pk, version = game["session"], challenge.pk, challenge.version
+    sheets = {c: character_sheet(game[c], session) for c in ("helen", "grady")}
+    with django_assert_num_queries(1):
+        for who in ("helen", "grady"):
+            assert views.phone_challenge(game[who], session, pk, sheets[who], version)
+        assert views.dashboard_row_context(session, pk, version)["row"].pk == pk
+    services.challenge_bid(
+        challenge_id=pk,
+        character=game["grady"],
+        bids=["Tough"],
+        user=game["grady_player"],
+        msg_id=uuid.uuid4().hex,
+    )
+    # A later version is read anew, once; without a version, always.
+    with django_assert_num_queries(1):
+        card = views.phone_challenge(game["grady"], session, pk, sheets["grady"], version + 1)
+        assert views.phone_challenge(game["helen"], session, pk, sheets["helen"], version + 1)
+    assert card.stage == "throws" and card.challenge.version == version + 1
+    with django_assert_num_queries(1):
+        assert views.dashboard_row_context(session, pk)["row"].stage == "throws"
