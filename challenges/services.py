@@ -33,6 +33,7 @@ from challenges.realtime import (
     narrators_group,
     session_group,
 )
+from challenges.rows import committed_rows
 from challenges.rules import (
     Category,
     ChallengeState,
@@ -295,8 +296,10 @@ def _save(
             _wound(challenge.session_id, character_id)
 
     groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
-    # The version lets every dashboard of a worker share one rendering of the change.
+    # The version lets every dashboard of a worker share one rendering of the
+    # change, and every connection of this worker this very row.
     version = challenge.version
+    transaction.on_commit(lambda: committed_rows.remember(challenge))
     broadcast_on_commit(
         groups,
         CHALLENGE_UPDATED,

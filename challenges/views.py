@@ -20,6 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from challenges.models import Challenge
 from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
+from challenges.rows import committed_rows
 from challenges.rules import Category, ChallengeState, Kind, Outcome, Side, Stage, TestRecord
 from characters.models import Character, Chronicle, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet, character_sheets
@@ -513,42 +514,6 @@ class SharedRenders:
 
 
 shared_renders = SharedRenders()
-
-
-class CommittedRows:
-    """The newest row this process has read of each recently changed challenge,
-    shared by all its connections (a bounded LRU keyed by challenge id).
-
-    A move's broadcast carries the challenge's new ``version``; both phones and
-    every dashboard of a worker then need that row. :meth:`get` answers from
-    memory when the row kept is at that version or later (it was read after
-    that version committed), else reads it (one query) and keeps it. Rows are
-    shared: callers read them, never change them.
-    """
-
-    def __init__(self, size: int = 2048) -> None:
-        self.size = size
-        self.items: OrderedDict[int, Challenge] = OrderedDict()
-
-    def get(self, challenge_id: int, version: int | None) -> Challenge | None:
-        """The challenge at ``version`` or later (None: read it anew); None if
-        there is no such challenge."""
-        kept = self.items.get(challenge_id)
-        if kept is not None and version is not None and kept.version >= version:
-            self.items.move_to_end(challenge_id)
-            return kept
-        challenge = Challenge.objects.filter(pk=challenge_id).first()
-        if challenge is None:
-            self.items.pop(challenge_id, None)
-            return None
-        self.items[challenge_id] = challenge
-        self.items.move_to_end(challenge_id)
-        if len(self.items) > self.size:
-            self.items.popitem(last=False)
-        return challenge
-
-
-committed_rows = CommittedRows()
 
 
 # Pages ---------------------------------------------------------------------

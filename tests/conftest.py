@@ -30,9 +30,9 @@ def _test_settings(request):
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    from challenges import views
+    from challenges import rows, views
 
-    views.committed_rows.items.clear()
+    rows.committed_rows.items.clear()
     views.shared_renders.items.clear()
     if request.node.get_closest_marker("redis"):
         from narrator.settings import redis_layer_host

@@ -15,7 +15,7 @@ import uuid
 import pytest
 from channels.db import database_sync_to_async
 
-from challenges import views
+from challenges import rows, views
 from challenges.models import Challenge
 from characters.services import character_sheet
 from tests.factories import make_character, make_user
@@ -193,6 +193,13 @@ def test_both_phones_and_the_dashboards_of_a_worker_read_a_move_once(
     )
     session, pk, version = game["session"], challenge.pk, challenge.version
     sheets = {c: character_sheet(game[c], session) for c in ("helen", "grady")}
+    # The mover's worker kept the row it committed: no read at all.
+    with django_assert_num_queries(0):
+        for who in ("helen", "grady"):
+            assert views.phone_challenge(game[who], session, pk, sheets[who], version)
+        assert views.dashboard_row_context(session, pk, version)["row"].pk == pk
+    # Another worker reads it once for all its connections.
+    rows.committed_rows.items.clear()
     with django_assert_num_queries(1):
         for who in ("helen", "grady"):
             assert views.phone_challenge(game[who], session, pk, sheets[who], version)
@@ -205,9 +212,32 @@ def test_both_phones_and_the_dashboards_of_a_worker_read_a_move_once(
         msg_id=uuid.uuid4().hex,
     )
     # A later version is read anew, once; without a version, always.
+    rows.committed_rows.items.clear()
     with django_assert_num_queries(1):
         card = views.phone_challenge(game["grady"], session, pk, sheets["grady"], version + 1)
         assert views.phone_challenge(game["helen"], session, pk, sheets["helen"], version + 1)
     assert card.stage == "throws" and card.challenge.version == version + 1
     with django_assert_num_queries(1):
         assert views.dashboard_row_context(session, pk)["row"].stage == "throws"
+
+
+def test_a_kept_row_is_a_copy_and_never_goes_back_a_version(game, django_assert_num_queries):
+    from challenges import services
+
+    challenge = services.challenge_open(
+        session=game["session"],
+        challenger=game["helen"],
+        defender=game["grady"],
+        category="physical",
+        bids=["Ferocious"],
+        user=game["helen_player"],
+        msg_id=uuid.uuid4().hex,
+    )
+    newer = Challenge.objects.get(pk=challenge.pk)
+    newer.version += 1
+    rows.committed_rows.remember(newer)
+    rows.committed_rows.remember(challenge)  # older: ignored
+    newer.stakes = "changed after"  # the caller's instance, not the kept copy
+    with django_assert_num_queries(0):
+        kept = rows.committed_rows.get(challenge.pk, challenge.version)
+    assert kept.version == challenge.version + 1 and kept.stakes == challenge.stakes
