@@ -357,6 +357,12 @@ class PlayConsumer(BaseConsumer):
             await self.send_stamped(html)
 
     async def character_updated(self, event: dict) -> None:
+        # A narrator edited her sheet (challenges.signals): redraw it all.
+        try:
+            await database_sync_to_async(self.character.refresh_from_db)()
+        except type(self.character).DoesNotExist:
+            await self.close(code=4403)
+            return
         await self.send_view()
 
     async def session_updated(self, event: dict) -> None:

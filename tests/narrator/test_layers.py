@@ -11,11 +11,7 @@ from narrator import layers
 from narrator.layers import InMemoryChannelLayer
 
 
-def run(coroutine):
-    return asyncio.run(coroutine)
-
-
-def test_a_group_send_reaches_every_member_once():
+async def test_a_group_send_reaches_every_member_once():
     layer = InMemoryChannelLayer()
 
     async def scenario():
@@ -25,11 +21,11 @@ def test_a_group_send_reaches_every_member_once():
         await layer.group_send("session.1", {"type": "session.updated", "time_out": True})
         return [await layer.receive(name) for name in names]
 
-    got = run(scenario())
+    got = await scenario()
     assert got == [{"type": "session.updated", "time_out": True}] * 50
 
 
-def test_the_expiry_scan_runs_once_per_interval_not_once_per_call(monkeypatch):
+async def test_the_expiry_scan_runs_once_per_interval_not_once_per_call(monkeypatch):
     scans = []
     monkeypatch.setattr(ChannelsLayer, "_clean_expired", lambda self: scans.append(1))
     layer = InMemoryChannelLayer()
@@ -41,12 +37,12 @@ def test_the_expiry_scan_runs_once_per_interval_not_once_per_call(monkeypatch):
             await layer.group_send("g", {"type": "x"})
             await layer.receive(name)
 
-    run(scenario())
+    await scenario()
     # Channels' own layer scans 400 times here (every group_send and receive).
     assert len(scans) == 1
 
 
-def test_expired_messages_and_their_channel_still_go(monkeypatch):
+async def test_expired_messages_and_their_channel_still_go(monkeypatch):
     monkeypatch.setattr(layers, "CLEAN_INTERVAL", 0.0)
     layer = InMemoryChannelLayer(expiry=0)
 
@@ -58,13 +54,13 @@ def test_expired_messages_and_their_channel_still_go(monkeypatch):
         await layer.group_send("g", {"type": "new"})  # its scan drops the expired message
         return layer.groups.get("g", {})
 
-    members = run(scenario())
+    members = await scenario()
     # An expired message removes its channel from every group, as in Channels.
     assert members == {}
 
 
 @pytest.mark.parametrize("interval", [0.0, 3600.0])
-def test_flush_forgets_everything_and_rescans(monkeypatch, interval):
+async def test_flush_forgets_everything_and_rescans(monkeypatch, interval):
     monkeypatch.setattr(layers, "CLEAN_INTERVAL", interval)
     layer = InMemoryChannelLayer()
 
@@ -75,5 +71,5 @@ def test_flush_forgets_everything_and_rescans(monkeypatch, interval):
         await layer.flush()
         return layer.channels, layer.groups, layer._last_clean
 
-    channels, groups, last = run(scenario())
+    channels, groups, last = await scenario()
     assert (channels, groups, last) == ({}, {}, float("-inf"))
