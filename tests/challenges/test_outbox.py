@@ -77,3 +77,26 @@ async def test_outside_an_action_a_move_broadcasts_at_once(game):
     grady = await _listener(character_group(game["grady"].pk))
     challenge = await database_sync_to_async(_open)(game)
     assert (await layer.receive(grady))["challenge_id"] == challenge.pk
+
+
+async def test_a_group_event_does_not_queue_for_the_database_thread(game, monkeypatch):
+    """Channels' dispatch would hop into the database thread per message."""
+    from channels import consumer
+
+    from challenges.realtime import SESSION_UPDATED, session_group
+    from tests.faults.phones import Phone
+
+    hops = []
+
+    async def recorded():
+        hops.append(1)
+
+    monkeypatch.setattr(consumer, "aclose_old_connections", recorded)
+    phone = Phone(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
+    await phone.connect()
+    event = {"type": SESSION_UPDATED, "session_id": game["session"].pk, "time_out": True}
+    await get_channel_layer().group_send(session_group(game["session"].pk), event)
+    await phone.settle()
+    assert 'class="time-out active"' in phone.view
+    assert hops == []
+    await phone.close()
