@@ -35,6 +35,7 @@ import logging
 import random
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
@@ -52,6 +53,7 @@ from challenges.realtime import (
     session_group,
 )
 from challenges.rules import RulesError
+from characters.services import character_sheet
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,14 @@ def _time_out_html(time_out: bool) -> str:
     return render_to_string(
         "challenges/_time_out.html", {"session": SimpleNamespace(time_out=time_out), "oob": True}
     )
+
+
+def _echoed_stamp(scope: dict) -> str | None:
+    """The ``v`` of the socket URL's query (the stamp a reconnecting screen
+    shows), if it looks like a stamp."""
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    value = query.get("v", [""])[0]
+    return value if heartbeat.looks_like_stamp(value) else None
 
 
 class BadMessage(Exception):
@@ -271,7 +281,28 @@ class PlayConsumer(BaseConsumer):
         if self.session is not None:
             groups.append(session_group(self.session.pk))
         await self.join(*groups)
+        # A reconnect names the stamp its screen shows: if it is current, the
+        # phone keeps its screen and gets "pong" (a reconnect storm after a
+        # wifi drop then renders nothing).
+        if (echoed := _echoed_stamp(self.scope)) and await self._resume(echoed):
+            await self.send_json({"type": "pong"})
+            return
         await self.send_view()
+
+    @database_sync_to_async
+    def _resume(self, echoed: str) -> bool:
+        """True if ``echoed`` is the stamp of her current view; then learn what
+        that screen shows (her cards' ids and versions) without rendering.
+        The cards are read before the stamp: a move committed in between
+        changes the stamp, so the phone gets its whole view instead."""
+        if self.session is None:
+            return False
+        shown, done = views.phone_cards_shown(self.character, self.session)
+        parts = self._parts()
+        if heartbeat.digest(parts) != echoed:
+            return False
+        self.stamp_parts, self.shown, self.done, self.sheet = parts, shown, done, None
+        return True
 
     def _parts(self) -> heartbeat.Parts:
         return heartbeat.play_parts(self.character.pk, self.session and self.session.pk)
@@ -305,6 +336,8 @@ class PlayConsumer(BaseConsumer):
             return None
         if version is not None and shown.get(challenge_id, -1) >= version:
             return ""
+        if self.sheet is None:  # resumed without a render: read it once
+            self.sheet = character_sheet(self.character, self.session)
         card = views.phone_challenge(
             self.character, self.session, challenge_id, self.sheet, version
         )

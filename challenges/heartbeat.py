@@ -42,6 +42,13 @@ def digest(parts: Parts) -> str:
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
+def looks_like_stamp(value: object) -> bool:
+    """True if ``value`` has a stamp's shape (16 lowercase hex characters)."""
+    return (
+        isinstance(value, str) and len(value) == 16 and all(c in "0123456789abcdef" for c in value)
+    )
+
+
 def session_part(session: GameSession) -> tuple[int, int]:
     """The ``session`` part from a session row just read (time out, ended)."""
     return (int(session.time_out), int(session.ended_at is not None))

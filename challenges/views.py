@@ -396,6 +396,25 @@ def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
     return view
 
 
+def phone_cards_shown(
+    character: Character, session: GameSession
+) -> tuple[dict[int, int], list[int]]:
+    """What :func:`play_context` puts on ``character``'s phone, as ids only:
+    ``({challenge id: version}, [ids of the results shown, newest first])``.
+    Two small queries, nothing rendered."""
+    mine = Challenge.objects.filter(session=session).filter(
+        Q(challenger_id=character.pk) | Q(defender_id=character.pk)
+    )
+    shown = dict(mine.exclude(stage=Stage.RESOLVED).values_list("pk", "version"))
+    done = list(
+        mine.filter(stage=Stage.RESOLVED)
+        .order_by("-resolved_at")
+        .values_list("pk", "version")[:RECENT_RESOLVED]
+    )
+    shown.update(done)
+    return shown, [pk for pk, _ in done]
+
+
 def phone_challenge(
     character: Character,
     session: GameSession,

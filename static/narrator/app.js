@@ -27,8 +27,11 @@
   };
   // Know which socket is current, so the close of one we replaced is not a reason to reconnect.
   var createWebSocket = htmx.createWebSocket || function (url) { return new WebSocket(url); };
+  // A reconnect names the stamp of what the screen shows (?v=STAMP): when nothing
+  // changed meanwhile the server answers "pong" instead of re-rendering the view.
   htmx.createWebSocket = function (url) {
-    current = createWebSocket(url);
+    var base = url.split("?")[0];
+    current = createWebSocket(stamp ? base + "?v=" + encodeURIComponent(stamp) : base);
     return current;
   };
 
@@ -122,7 +125,8 @@
     heard = Date.now();
     pinged = 0;
     setConnection("Connected", true);
-    // The server sends the full view on connect; replay what it never acknowledged
+    // The server sends the full view on connect (or "pong" when ?v= is current);
+    // replay what it never acknowledged
     // (same ids: the server answers a repeat "already_done" and applies nothing twice).
     pending.forEach(function (body) { socket.send(body); });
   });

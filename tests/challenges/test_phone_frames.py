@@ -241,3 +241,54 @@ def test_a_kept_row_is_a_copy_and_never_goes_back_a_version(game, django_assert_
     with django_assert_num_queries(0):
         kept = rows.committed_rows.get(challenge.pk, challenge.version)
     assert kept.version == challenge.version + 1 and kept.stakes == challenge.stakes
+
+
+async def _reconnect(phone: Phone, query: str) -> str:
+    """Reconnect ``phone`` at its path + ``query``; returns the first frame."""
+    path = phone.path
+    phone.path = path + query
+    try:
+        return await phone.connect()
+    finally:
+        phone.path = path
+
+
+async def test_a_reconnect_naming_the_current_stamp_gets_pong_and_keeps_its_screen(game):
+    helen, grady = await _phones(game)
+    pk = await _open(helen, game)
+    await grady.settle()
+    screen, stamp = grady.screen, grady.stamp
+    await grady.drop()
+    first = await _reconnect(grady, f"?v={stamp}")
+    assert first == '{"type": "pong"}'
+    grady.screen = screen  # the page keeps its DOM across a reconnect
+    # The resumed socket still places cards: Grady's bid replaces his card.
+    await _act(grady, action="challenge.bid", challenge=pk, bid="Tough")
+    await grady.settle()
+    assert "stage-throws" in grady.view
+    await _assert_current(grady, game["grady"], game["session"])
+    await helen.close()
+    await grady.close()
+
+
+@pytest.mark.parametrize("query", ["?v=0000000000000000", "?v=not-a-stamp", "?v=", "?x=1"])
+async def test_a_reconnect_with_a_stale_or_forged_stamp_gets_the_whole_view(game, query):
+    helen, grady = await _phones(game)
+    await _open(helen, game)  # Grady's screen changed since his first view
+    first = await _reconnect(grady, query)
+    assert first.startswith("<!--v:") and 'id="live"' in first
+    await _assert_current(grady, game["grady"], game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_a_stamp_from_before_a_move_gets_the_whole_view(game):
+    helen, grady = await _phones(game)
+    old_stamp = grady.stamp
+    pk = await _open(helen, game)
+    await grady.settle()
+    assert grady.stamp != old_stamp
+    first = await _reconnect(grady, f"?v={old_stamp}")
+    assert f'id="card-{pk}"' in first and 'id="live"' in first
+    await helen.close()
+    await grady.close()
