@@ -79,43 +79,61 @@ def _claim(user, msg_id: str, action: str) -> None:
         raise AlreadyDone(msg_id) from None
 
 
-def _lock_session(
-    session_id: int | None = None, *, challenge_id: int | None = None, for_play: bool
-) -> GameSession:
-    """Read the session (by its id, or as the session of ``challenge_id``)
-    inside the current transaction. Raises ActionRefused if there is no such
-    challenge, the session is over, or (``for_play``) it is in a time out.
+def _check_session(session: GameSession, *, for_play: bool) -> None:
+    """ActionRefused if ``session`` is over or (``for_play``) in a time out."""
+    if session.ended_at is not None:
+        raise ActionRefused("This session is over.")
+    if for_play and session.time_out:
+        raise ActionRefused("Time out! A narrator has stopped play; wait for Resume.")
 
-    On PostgreSQL a move holds a FOR SHARE lock: moves run side by side, but a
-    time out (FOR UPDATE) waits for moves in flight and later moves see it, so
-    nothing resolves after a time out is committed. SQLite serializes writers.
-    """
-    if challenge_id is not None:
-        sessions = GameSession.objects.filter(challenges__pk=challenge_id)
-        where = f"id = (SELECT session_id FROM {Challenge._meta.db_table} WHERE id = %s)"
-        key = challenge_id
-    else:
-        sessions = GameSession.objects.filter(pk=session_id)
-        where, key = "id = %s", session_id
+
+def _share_session(where: str, key: int) -> None:
+    """On PostgreSQL, hold the session row FOR SHARE (``where`` picks it, with
+    ``key`` as its one parameter): moves run side by side, but a time out (FOR
+    UPDATE) waits for moves in flight and later moves see it, so nothing
+    resolves after a time out is committed. SQLite serializes writers: no query."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT 1 FROM {GameSession._meta.db_table} WHERE {where} FOR SHARE", [key]
             )
-    session = sessions.select_related("chronicle").first()
-    if session is None:
-        if challenge_id is not None:
-            raise ActionRefused("There is no such challenge.")
-        raise GameSession.DoesNotExist(session_id)
-    if session.ended_at is not None:
-        raise ActionRefused("This session is over.")
-    if for_play and session.time_out:
-        raise ActionRefused("Time out! A narrator has stopped play; wait for Resume.")
+
+
+def _lock_session(session_id: int, *, for_play: bool) -> GameSession:
+    """Read the session (with its chronicle) inside the current transaction,
+    FOR SHARE on PostgreSQL (:func:`_share_session`). Raises
+    GameSession.DoesNotExist if there is none, ActionRefused if it is over or
+    (``for_play``) in a time out."""
+    _share_session("id = %s", session_id)
+    session = GameSession.objects.select_related("chronicle").get(pk=session_id)
+    _check_session(session, for_play=for_play)
     return session
 
 
-def _lock_characters(*characters: Character | None) -> None:
-    """Hold the characters' rows (FOR NO KEY UPDATE, in id order) until the move
+def _lock_challenge(challenge_id: int, *, for_play: bool, with_chronicle: bool) -> Challenge:
+    """Read the challenge (FOR UPDATE) and its session (FOR SHARE first, see
+    :func:`_share_session`) in one query; ``challenge.session`` is that row
+    (with its chronicle if ``with_chronicle``). Raises ActionRefused if there
+    is no such challenge, the session is over, or (``for_play``) it is in a
+    time out."""
+    _share_session(
+        f"id = (SELECT session_id FROM {Challenge._meta.db_table} WHERE id = %s)", challenge_id
+    )
+    try:
+        challenge = (
+            Challenge.objects.select_for_update(of=("self",))
+            .select_related("session__chronicle" if with_chronicle else "session")
+            .get(pk=challenge_id)
+        )
+    except Challenge.DoesNotExist:
+        raise ActionRefused("There is no such challenge.") from None
+    _check_session(challenge.session, for_play=for_play)
+    return challenge
+
+
+def _lock_characters(*ids: int | None) -> None:
+    """Hold the rows of the characters ``ids`` (None: no one, e.g. the narrator's
+    side) FOR NO KEY UPDATE, in id order, until the move
     commits. A character's free Trait copies are read from her other open
     challenges (``combatant``), so two moves of one character must not both
     read them before either commits: two answers bidding her last copy at the
@@ -123,10 +141,9 @@ def _lock_characters(*characters: Character | None) -> None:
     challenge locks. No-op on SQLite (one writer at a time): no query."""
     if not connection.features.has_select_for_update:
         return
-    ids = sorted({c.pk for c in characters if c is not None})
     list(
         Character.objects.select_for_update(no_key=True)
-        .filter(pk__in=ids)
+        .filter(pk__in=sorted({pk for pk in ids if pk is not None}))
         .order_by("pk")
         .values_list("pk", flat=True)
     )
@@ -153,23 +170,12 @@ def _presence_health(session: GameSession, ids: Sequence[int]) -> dict[int, Heal
     }
 
 
-def combatants(
-    characters: Sequence[Character],
-    session: GameSession,
-    *,
-    exclude_challenge_id: int | None = None,
-    health: dict[int, HealthLevel] | None = None,
-) -> dict[int, Combatant]:
-    """The rules engine's view of each of ``characters`` tonight, keyed by
-    character id: Traits held (copies lost this session excluded, as in
-    ``characters.services.character_sheet``, in its order), how many copies are
-    bid in her other unresolved challenges (``at_risk``), and her health level
-    (``health`` if given, else read from her presence; her sheet's starting
-    health if absent). Three queries for any number of characters (two when
-    ``health`` is given); Abilities are not read, the engine does not use them."""
-    ids = [c.pk for c in characters]
-    if health is None:
-        health = _presence_health(session, ids)
+def _at_risk(
+    session: GameSession, ids: Sequence[int], exclude_challenge_id: int | None
+) -> dict[int, Counter[tuple[str, str]]]:
+    """Copies of each (Trait name, category value) that each of ``ids`` has bid
+    in her unresolved challenges at ``session`` but ``exclude_challenge_id``
+    (one query)."""
     at_risk: dict[int, Counter[tuple[str, str]]] = {pk: Counter() for pk in ids}
     open_challenges = (
         Challenge.objects.filter(session=session)
@@ -190,6 +196,24 @@ def combatants(
                 continue
             for name in state.get(key, []):
                 at_risk[pk][(name, state.get("category") or "")] += 1
+    return at_risk
+
+
+_CATEGORY_ORDER = {category: n for n, category in enumerate(Category)}
+
+
+def _sheet_order(holding: TraitHolding) -> tuple[bool, int]:
+    """The sheet's order (a stable sort of Traits by name): Traits by category,
+    then Negative Traits."""
+    return (holding.negative, 0 if holding.negative else _CATEGORY_ORDER[holding.category])
+
+
+def _holdings(
+    session: GameSession, ids: Sequence[int], at_risk: dict[int, Counter[tuple[str, str]]]
+) -> dict[int, tuple[TraitHolding, ...]]:
+    """The Traits each of ``ids`` holds tonight, in the sheet's order: copies
+    lost at ``session`` excluded, ``at_risk`` copies of (name, category value)
+    as given (one query; Abilities are not read, the engine does not use them)."""
     rows = (
         Trait.objects.filter(character_id__in=ids)
         .annotate(lost=Count("losses", filter=Q(losses__session=session)))
@@ -207,22 +231,86 @@ def combatants(
                 negative=negative,
             )
         )
-    order = {category: n for n, category in enumerate(Category)}
+    return {pk: tuple(sorted(traits, key=_sheet_order)) for pk, traits in holdings.items()}
+
+
+def combatants(
+    characters: Sequence[Character],
+    session: GameSession,
+    *,
+    exclude_challenge_id: int | None = None,
+    health: dict[int, HealthLevel] | None = None,
+) -> dict[int, Combatant]:
+    """The rules engine's view of each of ``characters`` tonight, keyed by
+    character id: Traits held (copies lost this session excluded, as in
+    ``characters.services.character_sheet``, in its order), how many copies are
+    bid in her other unresolved challenges (``at_risk``), and her health level
+    (``health`` if given, else read from her presence; her sheet's starting
+    health if absent). Three queries for any number of characters (two when
+    ``health`` is given); Abilities are not read, the engine does not use them."""
+    ids = [c.pk for c in characters]
+    if health is None:
+        health = _presence_health(session, ids)
+    traits = _holdings(session, ids, _at_risk(session, ids, exclude_challenge_id))
     return {
         c.pk: Combatant(
             character_id=c.pk,
             name=c.name,
-            # The sheet's order: Traits by category, then Negative Traits (stable sort).
-            traits=tuple(
-                sorted(
-                    holdings[c.pk],
-                    key=lambda t: (t.negative, 0 if t.negative else order[t.category]),
-                )
-            ),
+            traits=traits[c.pk],
             health=health.get(c.pk, HealthLevel(c.health)),
         )
         for c in characters
     }
+
+
+READS_NOTHING = "nothing"
+READS_HELD = "held"
+READS_ALL = "all"
+
+
+def _refreshed(
+    stored: ChallengeState, session: GameSession, challenge_id: int, reads: str
+) -> ChallengeState:
+    """``stored`` with its combatants refreshed from the database as far as
+    the move's transition reads them (``reads``), so a move pays only for
+    what the rules engine uses:
+
+    - READS_NOTHING (a throw, a relent, a void: the engine reads only the
+      combatants' ids): ``stored`` as is, no query.
+    - READS_HELD (a declaration: ``Combatant.count``, held copies): Traits
+      held re-read (one query); copies at risk and health as stored.
+    - READS_ALL (a bid: free copies, health): as :func:`combatants`, three
+      queries; a character no longer present keeps her stored health.
+
+    Names are the stored ones (the engine never reads them). The stored
+    combatants are thus those of the last move that read them. Raises
+    ValueError for another ``reads``."""
+    if reads == READS_NOTHING:
+        return stored
+    sides = [c for c in (stored.challenger, stored.defender) if c is not None]
+    ids = [c.character_id for c in sides]
+    if reads == READS_ALL:
+        health = _presence_health(session, ids)
+        at_risk = _at_risk(session, ids, challenge_id)
+    elif reads == READS_HELD:
+        health = {}
+        at_risk = {
+            c.character_id: Counter({(t.name, t.category.value): t.at_risk for t in c.traits})
+            for c in sides
+        }
+    else:
+        raise ValueError(f"reads must be one of nothing, held, all: {reads!r}")
+    traits = _holdings(session, ids, at_risk)
+    fresh = [
+        Combatant(
+            character_id=c.character_id,
+            name=c.name,
+            traits=traits[c.character_id],
+            health=health.get(c.character_id, c.health),
+        )
+        for c in sides
+    ]
+    return stored.with_combatants(fresh[0], fresh[1] if len(fresh) > 1 else None)
 
 
 def combatant(
@@ -230,6 +318,10 @@ def combatant(
 ) -> Combatant:
     """:func:`combatants` for one character."""
     return combatants([character], session, exclude_challenge_id=exclude_challenge_id)[character.pk]
+
+
+# What a move changes on an existing challenge row (the rest is set at open).
+_MOVED_FIELDS = ("state", "stage", "stage_since", "outcome", "resolved_at", "version")
 
 
 def _save(
@@ -257,7 +349,7 @@ def _save(
         # The row is held FOR UPDATE since it was read (one writer at a time on
         # SQLite), so the version read with it is current.
         challenge.version += 1
-        challenge.save()
+        challenge.save(update_fields=_MOVED_FIELDS)
 
     old_tests = before.tests if before else ()
     for number, record in enumerate(state.tests, start=1):
@@ -273,7 +365,7 @@ def _save(
         }
         # A test already in the saved state has its row; a new one has none yet.
         if number > len(old_tests) or not Test.objects.filter(
-            challenge=challenge, number=number
+            challenge_id=challenge.pk, number=number
         ).update(**fields):
             Test.objects.create(challenge=challenge, number=number, **fields)
 
@@ -408,7 +500,7 @@ def challenge_open(
         session = _lock_session(session.pk, for_play=True)
         if challenger.chronicle_id != session.chronicle_id:
             raise ActionRefused("That character is not in this chronicle.")
-        _lock_characters(challenger, defender)
+        _lock_characters(challenger.pk, defender.pk)
         health = _presence_health(session, [challenger.pk, defender.pk])
         for character in (challenger, defender):
             if character.pk not in health:
@@ -452,6 +544,7 @@ def _narrator_open(
         _ensure_narrator(user, session)
         if character.chronicle_id != session.chronicle_id:
             raise ActionRefused("That character is not in this chronicle.")
+        _lock_characters(character.pk)
         presence_join(session=session, character=character)
         transition = open_(combatant(character, session), session.chronicle.ruleset)
         challenge = Challenge(
@@ -560,24 +653,19 @@ def _move(
     msg_id: str,
     action: str,
     move: Callable[[Challenge, ChallengeState], Transition],
+    reads: str,
     for_play: bool = True,
 ) -> Challenge:
-    """Run one move on a challenge under the locks described in the module doc."""
+    """Run one move on a challenge under the locks described in the module doc;
+    ``reads`` says what of the combatants ``move`` reads (:func:`_refreshed`).
+    ``for_play`` False: a narrator's ruling, allowed during a time out (the
+    chronicle is read with the session, for the narrator check)."""
     with transaction.atomic():
         _claim(user, msg_id, action)
-        session = _lock_session(challenge_id=challenge_id, for_play=for_play)
-        challenge = (
-            Challenge.objects.select_for_update(of=("self",))
-            .select_related("challenger", "defender")
-            .get(pk=challenge_id)
-        )
-        challenge.session = session  # the row just read under its lock
-        _lock_characters(challenge.challenger, challenge.defender)
-        sides = [challenge.challenger] + ([challenge.defender] if challenge.defender else [])
-        fighters = combatants(sides, session, exclude_challenge_id=challenge.pk)
-        before = ChallengeState.from_dict(challenge.state).with_combatants(
-            fighters[challenge.challenger_id],
-            fighters[challenge.defender_id] if challenge.defender else None,
+        challenge = _lock_challenge(challenge_id, for_play=for_play, with_chronicle=not for_play)
+        _lock_characters(challenge.challenger_id, challenge.defender_id)
+        before = _refreshed(
+            ChallengeState.from_dict(challenge.state), challenge.session, challenge.pk, reads
         )
         transition = move(challenge, before)
         return _save(challenge, before, transition, actor=user)
@@ -618,6 +706,8 @@ def challenge_bid(
         msg_id=msg_id,
         action="challenge.relent" if not bids else "challenge.bid",
         move=move,
+        # A relent reads nothing of the combatants; a bid, her free copies and health.
+        reads=READS_ALL if bids else READS_NOTHING,
     )
 
 
@@ -632,7 +722,12 @@ def challenge_throw(
         return rules.throw(state, side=_side(challenge, character, user), throw=throw_, now=_now())
 
     return _move(
-        challenge_id=challenge_id, user=user, msg_id=msg_id, action="challenge.throw", move=move
+        challenge_id=challenge_id,
+        user=user,
+        msg_id=msg_id,
+        action="challenge.throw",
+        move=move,
+        reads=READS_NOTHING,
     )
 
 
@@ -652,7 +747,12 @@ def challenge_declare(
         return rules.declare(state, side=side, count=count, now=_now())
 
     return _move(
-        challenge_id=challenge_id, user=user, msg_id=msg_id, action="challenge.declare", move=move
+        challenge_id=challenge_id,
+        user=user,
+        msg_id=msg_id,
+        action="challenge.declare",
+        move=move,
+        reads=READS_HELD,
     )
 
 
@@ -670,6 +770,7 @@ def challenge_void(*, challenge_id: int, reason: str = "", user, msg_id: str) ->
         msg_id=msg_id,
         action="challenge.void",
         move=move,
+        reads=READS_NOTHING,
         for_play=False,
     )
 
