@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, F, PositiveSmallIntegerField, Q, Value, When
+from django.db.models import Case, F, PositiveSmallIntegerField, Value, When
 from django.utils import timezone
 
 from challenges import rules
@@ -441,18 +441,18 @@ def _save(
 
 def _save_losses(challenge: Challenge, state: ChallengeState) -> None:
     """One TraitLoss row per lost Trait copy of a resolved ``state``: the Traits'
-    ids in one query, the rows in one insert. Raises Trait.DoesNotExist if a
-    lost Trait is not (or no longer) on the sheet."""
+    ids in one plain query (the losers' Traits), the rows in one insert. Raises
+    Trait.DoesNotExist if a lost Trait is not (or no longer) on the sheet."""
     if not state.losses:
         return
-    wanted = Q()
-    for loss in state.losses:
-        wanted |= Q(character_id=loss.character_id, name=loss.trait, category=loss.category.value)
+    losers = sorted({loss.character_id for loss in state.losses})
     trait_ids = {
         (character_id, name, category): pk
-        for pk, character_id, name, category in Trait.objects.filter(
-            wanted, negative=False
-        ).values_list("pk", "character_id", "name", "category")
+        for pk, character_id, name, category in _rows(
+            f"SELECT id, character_id, name, category FROM {_TRAIT} "
+            f"WHERE negative = %s AND character_id IN ({_marks(losers)})",
+            [False, *losers],
+        )
     }
     rows = []
     for loss in state.losses:
