@@ -279,6 +279,8 @@ def combatants(
     health if absent). Three queries for any number of characters (two when
     ``health`` is given); Abilities are not read, the engine does not use them."""
     ids = [c.pk for c in characters]
+    if not ids:
+        return {}
     if health is None:
         health = _presence_health(session.pk, ids)
     traits = _holdings(session.pk, ids, _at_risk(session.pk, ids, exclude_challenge_id))

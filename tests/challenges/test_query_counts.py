@@ -165,6 +165,7 @@ def test_combatants_match_the_sheet_and_open_bids(game):
         [game["helen"]], game["session"], exclude_challenge_id=pending.pk
     )[game["helen"].pk]
     assert not any(t.at_risk for t in left_out.traits)
+    assert services.combatants([], game["session"]) == {}
 
 
 @pytest.mark.parametrize("level", list(HealthLevel))
