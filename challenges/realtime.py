@@ -38,19 +38,28 @@ def session_group(session_id: int) -> str:
     return f"session.{session_id}"
 
 
-def broadcast(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:
-    """Send ``{"type": event_type, **ids}`` to each group now (sync code only).
-
-    A failing channel layer must not undo a committed move: the phones resync
-    on their heartbeat, so the error is logged, not raised.
-    """
-    layer = get_channel_layer()
-    message = {"type": event_type, **ids}
-    for group in dict.fromkeys(groups):
+async def _send_each(layer, groups: list[str], message: dict) -> None:
+    for group in groups:
         try:
-            async_to_sync(layer.group_send)(group, message)
+            await layer.group_send(group, message)
         except Exception:  # noqa: BLE001 - logged; clients resync on heartbeat
             log.exception("broadcast to %s failed", group)
+
+
+def broadcast(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:
+    """Send ``{"type": event_type, **ids}`` to each group now (sync code only),
+    in one trip to the event loop for all of them (each trip costs a worker
+    thread a wake-up of the loop and a wait for it).
+
+    A failing channel layer must not undo a committed move: the phones resync
+    on their heartbeat, so the error is logged (per group), not raised.
+    """
+    layer = get_channel_layer()
+    groups = list(dict.fromkeys(groups))
+    try:
+        async_to_sync(_send_each)(layer, groups, {"type": event_type, **ids})
+    except Exception:  # noqa: BLE001 - logged; clients resync on heartbeat
+        log.exception("broadcast to %s failed", ", ".join(groups))
 
 
 def broadcast_on_commit(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:
