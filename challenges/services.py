@@ -12,6 +12,7 @@ A refused move raises and rolls everything back, message id included.
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections import Counter
@@ -19,7 +20,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, F, PositiveSmallIntegerField, Q, Value, When
+from django.db.models import Case, F, PositiveSmallIntegerField, Value, When
 from django.utils import timezone
 
 from challenges import rules
@@ -45,7 +46,7 @@ from challenges.rules import (
     TraitHolding,
     Transition,
 )
-from characters.models import Character, GameSession, Presence, Trait
+from characters.models import Character, Chronicle, GameSession, Presence, Trait
 from characters.services import presence_join
 
 MAX_BIDS = 5  # Traits in one bid; far above any rule's need, a guard against forged input.
@@ -80,43 +81,65 @@ def _claim(user, msg_id: str, action: str) -> None:
         raise AlreadyDone(msg_id) from None
 
 
-def _lock_session(
-    session_id: int | None = None, *, challenge_id: int | None = None, for_play: bool
-) -> GameSession:
-    """Read the session (by its id, or as the session of ``challenge_id``)
-    inside the current transaction. Raises ActionRefused if there is no such
-    challenge, the session is over, or (``for_play``) it is in a time out.
+def _check_session(ended_at, time_out, *, for_play: bool) -> None:
+    """ActionRefused if a session that ended at ``ended_at`` (None: open) is
+    over, or (``for_play``) in a time out."""
+    if ended_at is not None:
+        raise ActionRefused("This session is over.")
+    if for_play and time_out:
+        raise ActionRefused("Time out! A narrator has stopped play; wait for Resume.")
 
-    On PostgreSQL a move holds a FOR SHARE lock: moves run side by side, but a
-    time out (FOR UPDATE) waits for moves in flight and later moves see it, so
-    nothing resolves after a time out is committed. SQLite serializes writers.
-    """
-    if challenge_id is not None:
-        sessions = GameSession.objects.filter(challenges__pk=challenge_id)
-        where = f"id = (SELECT session_id FROM {Challenge._meta.db_table} WHERE id = %s)"
-        key = challenge_id
-    else:
-        sessions = GameSession.objects.filter(pk=session_id)
-        where, key = "id = %s", session_id
+
+def _share_session(where: str, key: int) -> None:
+    """On PostgreSQL, hold the session row FOR SHARE (``where`` picks it, with
+    ``key`` as its one parameter): moves run side by side, but a time out (FOR
+    UPDATE) waits for moves in flight and later moves see it, so nothing
+    resolves after a time out is committed. SQLite serializes writers: no query."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT 1 FROM {GameSession._meta.db_table} WHERE {where} FOR SHARE", [key]
             )
-    session = sessions.select_related("chronicle").first()
-    if session is None:
-        if challenge_id is not None:
-            raise ActionRefused("There is no such challenge.")
-        raise GameSession.DoesNotExist(session_id)
-    if session.ended_at is not None:
-        raise ActionRefused("This session is over.")
-    if for_play and session.time_out:
-        raise ActionRefused("Time out! A narrator has stopped play; wait for Resume.")
+
+
+def _lock_session(session_id: int, *, for_play: bool) -> GameSession:
+    """Read the session (with its chronicle) inside the current transaction,
+    FOR SHARE on PostgreSQL (:func:`_share_session`). Raises
+    GameSession.DoesNotExist if there is none, ActionRefused if it is over or
+    (``for_play``) in a time out."""
+    _share_session("id = %s", session_id)
+    session = GameSession.objects.select_related("chronicle").get(pk=session_id)
+    _check_session(session.ended_at, session.time_out, for_play=for_play)
     return session
 
 
-def _lock_characters(*characters: Character | None) -> None:
-    """Hold the characters' rows (FOR NO KEY UPDATE, in id order) until the move
+def _lock_challenge(challenge_id: int, *, for_play: bool) -> Challenge:
+    """Read the challenge (FOR UPDATE on PostgreSQL) with its session's state
+    (FOR SHARE first, see :func:`_share_session`) in one plain query, which
+    costs half the queryset's: the challenge has every field, and
+    ``session_ended_at``, ``session_time_out``, ``session_chronicle_id`` (its
+    ``session`` is not loaded). Raises ActionRefused if there is no such
+    challenge, the session is over, or (``for_play``) it is in a time out."""
+    _share_session(f"id = (SELECT session_id FROM {_CHALLENGE} WHERE id = %s)", challenge_id)
+    lock = " FOR UPDATE OF c" if connection.features.has_select_for_update else ""
+    found = list(
+        Challenge.objects.raw(
+            f"SELECT c.*, s.ended_at AS session_ended_at, s.time_out AS session_time_out, "
+            f"s.chronicle_id AS session_chronicle_id FROM {_CHALLENGE} c "
+            f"JOIN {GameSession._meta.db_table} s ON s.id = c.session_id WHERE c.id = %s{lock}",
+            [challenge_id],
+        )
+    )
+    if not found:
+        raise ActionRefused("There is no such challenge.")
+    challenge = found[0]
+    _check_session(challenge.session_ended_at, challenge.session_time_out, for_play=for_play)
+    return challenge
+
+
+def _lock_characters(*ids: int | None) -> None:
+    """Hold the rows of the characters ``ids`` (None: no one, e.g. the narrator's
+    side) FOR NO KEY UPDATE, in id order, until the move
     commits. A character's free Trait copies are read from her other open
     challenges (``combatant``), so two moves of one character must not both
     read them before either commits: two answers bidding her last copy at the
@@ -124,10 +147,9 @@ def _lock_characters(*characters: Character | None) -> None:
     challenge locks. No-op on SQLite (one writer at a time): no query."""
     if not connection.features.has_select_for_update:
         return
-    ids = sorted({c.pk for c in characters if c is not None})
     list(
         Character.objects.select_for_update(no_key=True)
-        .filter(pk__in=ids)
+        .filter(pk__in=sorted({pk for pk in ids if pk is not None}))
         .order_by("pk")
         .values_list("pk", flat=True)
     )
@@ -138,20 +160,109 @@ def _ensure_player(user, character: Character) -> None:
         raise ActionRefused("You can only act for your own character.")
 
 
-def _ensure_narrator(user, session: GameSession) -> None:
-    if not session.chronicle.is_narrator(user):
+def _ensure_narrator(user, chronicle: Chronicle) -> None:
+    if not chronicle.is_narrator(user):
         raise ActionRefused("Only this chronicle's narrators can do that.")
 
 
-def _presence_health(session: GameSession, ids: Sequence[int]) -> dict[int, HealthLevel]:
-    """Health level tonight of each of ``ids`` present at ``session`` (one query);
+# The reads of a move's characters are plain SQL (standard, for SQLite and
+# PostgreSQL alike): compiling their querysets cost ten times running them.
+_PRESENCE = Presence._meta.db_table
+_CHALLENGE = Challenge._meta.db_table
+_TRAIT = Trait._meta.db_table
+_TRAIT_LOSS = TraitLoss._meta.db_table
+_OPEN_STAGES = tuple(stage.value for stage in Stage if stage is not Stage.RESOLVED)
+
+
+def _rows(sql: str, params: Sequence) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _marks(values: Sequence) -> str:
+    """``%s, %s, …``: one placeholder per value."""
+    return ", ".join(["%s"] * len(values))
+
+
+def _presence_health(session_id: int, ids: Sequence[int]) -> dict[int, HealthLevel]:
+    """Health level tonight of each of ``ids`` present at the session (one query);
     a character not present has no key."""
     return {
         character_id: HealthLevel(level)
-        for character_id, level in Presence.objects.filter(
-            session=session, character_id__in=ids
-        ).values_list("character_id", "health")
+        for character_id, level in _rows(
+            f"SELECT character_id, health FROM {_PRESENCE} "
+            f"WHERE session_id = %s AND character_id IN ({_marks(ids)})",
+            [session_id, *ids],
+        )
     }
+
+
+def _at_risk(
+    session_id: int, ids: Sequence[int], exclude_challenge_id: int | None
+) -> dict[int, Counter[tuple[str, str]]]:
+    """Copies of each (Trait name, category value) that each of ``ids`` has bid
+    in her unresolved challenges of the session but ``exclude_challenge_id``
+    (one query)."""
+    at_risk: dict[int, Counter[tuple[str, str]]] = {pk: Counter() for pk in ids}
+    # By stage: the (session, stage) index then skips the evening's resolved ones.
+    sql = (
+        f"SELECT challenger_id, defender_id, state FROM {_CHALLENGE} "
+        f"WHERE session_id = %s AND stage IN ({_marks(_OPEN_STAGES)}) "
+        f"AND (challenger_id IN ({_marks(ids)}) OR defender_id IN ({_marks(ids)}))"
+    )
+    params = [session_id, *_OPEN_STAGES, *ids, *ids]
+    if exclude_challenge_id is not None:
+        sql += " AND id <> %s"
+        params.append(exclude_challenge_id)
+    for challenger_id, defender_id, state in _rows(sql, params):
+        if isinstance(state, str | bytes):
+            state = json.loads(state)
+        for pk in ids:
+            if pk == challenger_id:
+                key = "challenger_bids"
+            elif pk == defender_id:
+                key = "defender_bids"
+            else:
+                continue
+            for name in state.get(key, []):
+                at_risk[pk][(name, state.get("category") or "")] += 1
+    return at_risk
+
+
+_CATEGORY_ORDER = {category: n for n, category in enumerate(Category)}
+
+
+def _sheet_order(holding: TraitHolding) -> tuple[bool, int]:
+    """The sheet's order (a stable sort of Traits by name): Traits by category,
+    then Negative Traits."""
+    return (holding.negative, 0 if holding.negative else _CATEGORY_ORDER[holding.category])
+
+
+def _holdings(
+    session_id: int, ids: Sequence[int], at_risk: dict[int, Counter[tuple[str, str]]]
+) -> dict[int, tuple[TraitHolding, ...]]:
+    """The Traits each of ``ids`` holds tonight, in the sheet's order: copies
+    lost at the session excluded, ``at_risk`` copies of (name, category value)
+    as given (one query; Abilities are not read, the engine does not use them)."""
+    rows = _rows(
+        f"SELECT t.character_id, t.name, t.category, t.count, t.negative, "
+        f"(SELECT COUNT(*) FROM {_TRAIT_LOSS} l WHERE l.trait_id = t.id AND l.session_id = %s) "
+        f"FROM {_TRAIT} t WHERE t.character_id IN ({_marks(ids)}) ORDER BY t.name",
+        [session_id, *ids],
+    )
+    holdings: dict[int, list[TraitHolding]] = {pk: [] for pk in ids}
+    for character_id, name, category, count, negative, lost in rows:
+        holdings[character_id].append(
+            TraitHolding(
+                name=name,
+                category=Category(category),
+                count=count - min(lost, count),
+                at_risk=at_risk[character_id][(name, category)],
+                negative=bool(negative),
+            )
+        )
+    return {pk: tuple(sorted(traits, key=_sheet_order)) for pk, traits in holdings.items()}
 
 
 def combatants(
@@ -169,61 +280,70 @@ def combatants(
     health if absent). Three queries for any number of characters (two when
     ``health`` is given); Abilities are not read, the engine does not use them."""
     ids = [c.pk for c in characters]
+    if not ids:
+        return {}
     if health is None:
-        health = _presence_health(session, ids)
-    at_risk: dict[int, Counter[tuple[str, str]]] = {pk: Counter() for pk in ids}
-    open_challenges = (
-        Challenge.objects.filter(session=session)
-        .exclude(stage=Stage.RESOLVED)
-        .filter(Q(challenger_id__in=ids) | Q(defender_id__in=ids))
-    )
-    if exclude_challenge_id is not None:
-        open_challenges = open_challenges.exclude(pk=exclude_challenge_id)
-    for challenger_id, defender_id, state in open_challenges.values_list(
-        "challenger_id", "defender_id", "state"
-    ):
-        for pk in ids:
-            if pk == challenger_id:
-                key = "challenger_bids"
-            elif pk == defender_id:
-                key = "defender_bids"
-            else:
-                continue
-            for name in state.get(key, []):
-                at_risk[pk][(name, state.get("category") or "")] += 1
-    rows = (
-        Trait.objects.filter(character_id__in=ids)
-        .annotate(lost=Count("losses", filter=Q(losses__session=session)))
-        .order_by("name")
-        .values_list("character_id", "name", "category", "count", "negative", "lost")
-    )
-    holdings: dict[int, list[TraitHolding]] = {pk: [] for pk in ids}
-    for character_id, name, category, count, negative, lost in rows:
-        holdings[character_id].append(
-            TraitHolding(
-                name=name,
-                category=Category(category),
-                count=count - min(lost, count),
-                at_risk=at_risk[character_id][(name, category)],
-                negative=negative,
-            )
-        )
-    order = {category: n for n, category in enumerate(Category)}
+        health = _presence_health(session.pk, ids)
+    traits = _holdings(session.pk, ids, _at_risk(session.pk, ids, exclude_challenge_id))
     return {
         c.pk: Combatant(
             character_id=c.pk,
             name=c.name,
-            # The sheet's order: Traits by category, then Negative Traits (stable sort).
-            traits=tuple(
-                sorted(
-                    holdings[c.pk],
-                    key=lambda t: (t.negative, 0 if t.negative else order[t.category]),
-                )
-            ),
+            traits=traits[c.pk],
             health=health.get(c.pk, HealthLevel(c.health)),
         )
         for c in characters
     }
+
+
+READS_NOTHING = "nothing"
+READS_HELD = "held"
+READS_ALL = "all"
+
+
+def _refreshed(
+    stored: ChallengeState, session_id: int, challenge_id: int, reads: str
+) -> ChallengeState:
+    """``stored`` with its combatants refreshed from the database as far as
+    the move's transition reads them (``reads``), so a move pays only for
+    what the rules engine uses:
+
+    - READS_NOTHING (a throw, a relent, a void: the engine reads only the
+      combatants' ids): ``stored`` as is, no query.
+    - READS_HELD (a declaration: ``Combatant.count``, held copies): Traits
+      held re-read (one query); copies at risk and health as stored.
+    - READS_ALL (a bid: free copies, health): as :func:`combatants`, three
+      queries; a character no longer present keeps her stored health.
+
+    Names are the stored ones (the engine never reads them). The stored
+    combatants are thus those of the last move that read them. Raises
+    ValueError for another ``reads``."""
+    if reads == READS_NOTHING:
+        return stored
+    sides = [c for c in (stored.challenger, stored.defender) if c is not None]
+    ids = [c.character_id for c in sides]
+    if reads == READS_ALL:
+        health = _presence_health(session_id, ids)
+        at_risk = _at_risk(session_id, ids, challenge_id)
+    elif reads == READS_HELD:
+        health = {}
+        at_risk = {
+            c.character_id: Counter({(t.name, t.category.value): t.at_risk for t in c.traits})
+            for c in sides
+        }
+    else:
+        raise ValueError(f"reads must be one of nothing, held, all: {reads!r}")
+    traits = _holdings(session_id, ids, at_risk)
+    fresh = [
+        Combatant(
+            character_id=c.character_id,
+            name=c.name,
+            traits=traits[c.character_id],
+            health=health.get(c.character_id, c.health),
+        )
+        for c in sides
+    ]
+    return stored.with_combatants(fresh[0], fresh[1] if len(fresh) > 1 else None)
 
 
 def combatant(
@@ -231,6 +351,10 @@ def combatant(
 ) -> Combatant:
     """:func:`combatants` for one character."""
     return combatants([character], session, exclude_challenge_id=exclude_challenge_id)[character.pk]
+
+
+# What a move changes on an existing challenge row (the rest is set at open).
+_MOVED_FIELDS = ("state", "stage", "stage_since", "outcome", "resolved_at", "version")
 
 
 def _save(
@@ -258,7 +382,7 @@ def _save(
         # The row is held FOR UPDATE since it was read (one writer at a time on
         # SQLite), so the version read with it is current.
         challenge.version += 1
-        challenge.save()
+        challenge.save(update_fields=_MOVED_FIELDS)
 
     old_tests = before.tests if before else ()
     for number, record in enumerate(state.tests, start=1):
@@ -274,7 +398,7 @@ def _save(
         }
         # A test already in the saved state has its row; a new one has none yet.
         if number > len(old_tests) or not Test.objects.filter(
-            challenge=challenge, number=number
+            challenge_id=challenge.pk, number=number
         ).update(**fields):
             Test.objects.create(challenge=challenge, number=number, **fields)
 
@@ -322,18 +446,18 @@ def _save(
 
 def _save_losses(challenge: Challenge, state: ChallengeState) -> None:
     """One TraitLoss row per lost Trait copy of a resolved ``state``: the Traits'
-    ids in one query, the rows in one insert. Raises Trait.DoesNotExist if a
-    lost Trait is not (or no longer) on the sheet."""
+    ids in one plain query (the losers' Traits), the rows in one insert. Raises
+    Trait.DoesNotExist if a lost Trait is not (or no longer) on the sheet."""
     if not state.losses:
         return
-    wanted = Q()
-    for loss in state.losses:
-        wanted |= Q(character_id=loss.character_id, name=loss.trait, category=loss.category.value)
+    losers = sorted({loss.character_id for loss in state.losses})
     trait_ids = {
         (character_id, name, category): pk
-        for pk, character_id, name, category in Trait.objects.filter(
-            wanted, negative=False
-        ).values_list("pk", "character_id", "name", "category")
+        for pk, character_id, name, category in _rows(
+            f"SELECT id, character_id, name, category FROM {_TRAIT} "
+            f"WHERE negative = %s AND character_id IN ({_marks(losers)})",
+            [False, *losers],
+        )
     }
     rows = []
     for loss in state.losses:
@@ -411,8 +535,8 @@ def challenge_open(
         session = _lock_session(session.pk, for_play=True)
         if challenger.chronicle_id != session.chronicle_id:
             raise ActionRefused("That character is not in this chronicle.")
-        _lock_characters(challenger, defender)
-        health = _presence_health(session, [challenger.pk, defender.pk])
+        _lock_characters(challenger.pk, defender.pk)
+        health = _presence_health(session.pk, [challenger.pk, defender.pk])
         for character in (challenger, defender):
             if character.pk not in health:
                 raise ActionRefused(f"{character.name} is not present tonight.")
@@ -452,9 +576,10 @@ def _narrator_open(
     with transaction.atomic():
         _claim(user, msg_id, f"{kind.value}.open")
         session = _lock_session(session.pk, for_play=False)
-        _ensure_narrator(user, session)
+        _ensure_narrator(user, session.chronicle)
         if character.chronicle_id != session.chronicle_id:
             raise ActionRefused("That character is not in this chronicle.")
+        _lock_characters(character.pk)
         presence_join(session=session, character=character)
         transition = open_(combatant(character, session), session.chronicle.ruleset)
         challenge = Challenge(
@@ -563,24 +688,18 @@ def _move(
     msg_id: str,
     action: str,
     move: Callable[[Challenge, ChallengeState], Transition],
+    reads: str,
     for_play: bool = True,
 ) -> Challenge:
-    """Run one move on a challenge under the locks described in the module doc."""
+    """Run one move on a challenge under the locks described in the module doc;
+    ``reads`` says what of the combatants ``move`` reads (:func:`_refreshed`).
+    ``for_play`` False: a narrator's ruling, allowed during a time out."""
     with transaction.atomic():
         _claim(user, msg_id, action)
-        session = _lock_session(challenge_id=challenge_id, for_play=for_play)
-        challenge = (
-            Challenge.objects.select_for_update(of=("self",))
-            .select_related("challenger", "defender")
-            .get(pk=challenge_id)
-        )
-        challenge.session = session  # the row just read under its lock
-        _lock_characters(challenge.challenger, challenge.defender)
-        sides = [challenge.challenger] + ([challenge.defender] if challenge.defender else [])
-        fighters = combatants(sides, session, exclude_challenge_id=challenge.pk)
-        before = ChallengeState.from_dict(challenge.state).with_combatants(
-            fighters[challenge.challenger_id],
-            fighters[challenge.defender_id] if challenge.defender else None,
+        challenge = _lock_challenge(challenge_id, for_play=for_play)
+        _lock_characters(challenge.challenger_id, challenge.defender_id)
+        before = _refreshed(
+            ChallengeState.from_dict(challenge.state), challenge.session_id, challenge.pk, reads
         )
         transition = move(challenge, before)
         return _save(challenge, before, transition, actor=user)
@@ -621,6 +740,8 @@ def challenge_bid(
         msg_id=msg_id,
         action="challenge.relent" if not bids else "challenge.bid",
         move=move,
+        # A relent reads nothing of the combatants; a bid, her free copies and health.
+        reads=READS_ALL if bids else READS_NOTHING,
     )
 
 
@@ -635,7 +756,12 @@ def challenge_throw(
         return rules.throw(state, side=_side(challenge, character, user), throw=throw_, now=_now())
 
     return _move(
-        challenge_id=challenge_id, user=user, msg_id=msg_id, action="challenge.throw", move=move
+        challenge_id=challenge_id,
+        user=user,
+        msg_id=msg_id,
+        action="challenge.throw",
+        move=move,
+        reads=READS_NOTHING,
     )
 
 
@@ -655,7 +781,12 @@ def challenge_declare(
         return rules.declare(state, side=side, count=count, now=_now())
 
     return _move(
-        challenge_id=challenge_id, user=user, msg_id=msg_id, action="challenge.declare", move=move
+        challenge_id=challenge_id,
+        user=user,
+        msg_id=msg_id,
+        action="challenge.declare",
+        move=move,
+        reads=READS_HELD,
     )
 
 
@@ -664,7 +795,7 @@ def challenge_void(*, challenge_id: int, reason: str = "", user, msg_id: str) ->
     anything. Allowed during a time out; the ruling is logged."""
 
     def move(challenge: Challenge, state: ChallengeState) -> Transition:
-        _ensure_narrator(user, challenge.session)
+        _ensure_narrator(user, Chronicle(pk=challenge.session_chronicle_id))
         return rules.void(state, reason=str(reason)[:MAX_STAKES], now=_now())
 
     return _move(
@@ -673,6 +804,7 @@ def challenge_void(*, challenge_id: int, reason: str = "", user, msg_id: str) ->
         msg_id=msg_id,
         action="challenge.void",
         move=move,
+        reads=READS_NOTHING,
         for_play=False,
     )
 
@@ -683,7 +815,7 @@ def _set_time_out(*, session: GameSession, user, msg_id: str, time_out: bool) ->
         session = (
             GameSession.objects.select_for_update().select_related("chronicle").get(pk=session.pk)
         )
-        _ensure_narrator(user, session)
+        _ensure_narrator(user, session.chronicle)
         if session.ended_at is not None:
             raise ActionRefused("This session is over.")
         if session.time_out != time_out:

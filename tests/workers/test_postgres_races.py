@@ -366,3 +366,41 @@ def test_a_last_trait_copy_bid_in_two_challenges_at_once_is_taken_once(chronicle
     assert [accepted[r] for r in range(LAST_COPY_ROUNDS)] == [1] * LAST_COPY_ROUNDS
     assert refusals == {"Your 'Strong' is already at risk in another challenge.": LAST_COPY_ROUNDS}
     assert find_inconsistencies() == []
+
+
+@pytest.mark.parametrize("kind", ["static", "simple"])
+def test_a_narrators_open_waits_for_the_characters_row(chronicle, kind):
+    """A static challenge or a simple test takes the character's row lock (FOR
+    NO KEY UPDATE), as a player's open does: while another move holds it, the
+    narrator's open waits (here: gives up after its lock_timeout and changes
+    nothing); once it is free, the open goes through."""
+    from django.db import OperationalError, transaction
+
+    from characters.models import Character
+
+    session, narrator = chronicle["session"], chronicle["narrator"]
+    (character, _), _ = chronicle["pairs"][0]
+
+    def open_() -> Challenge:
+        common = dict(session=session, character=character, user=narrator, msg_id=_id())
+        if kind == "static":
+            return services.static_open(**common, category="physical", difficulty=2)
+        return services.simple_test_open(**common)
+
+    refused: list[BaseException] = []
+
+    def narrator_opens():
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '300ms'")
+        try:
+            open_()
+        except OperationalError as error:
+            refused.append(error)
+
+    with transaction.atomic():
+        Character.objects.select_for_update(no_key=True).get(pk=character.pk)
+        run_threads([narrator_opens], timeout=30)
+    assert len(refused) == 1 and "lock timeout" in str(refused[0])
+    assert not Challenge.objects.filter(challenger=character).exists()
+    assert not ClientAction.objects.filter(action=f"{kind}.open").exists()
+    assert open_().challenger_id == character.pk
