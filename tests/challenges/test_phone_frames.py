@@ -14,6 +14,7 @@ import uuid
 
 import pytest
 from channels.db import database_sync_to_async
+from django.template.loader import render_to_string
 
 from challenges import rows, views
 from challenges.models import Challenge
@@ -193,11 +194,14 @@ def test_both_phones_and_the_dashboards_of_a_worker_read_a_move_once(
     )
     session, pk, version = game["session"], challenge.pk, challenge.version
     sheets = {c: character_sheet(game[c], session) for c in ("helen", "grady")}
-    # The mover's worker kept the row it committed: no read at all.
+    # The mover's worker kept the row it committed: no read at all, to render too.
     with django_assert_num_queries(0):
         for who in ("helen", "grady"):
-            assert views.phone_challenge(game[who], session, pk, sheets[who], version)
-        assert views.dashboard_row_context(session, pk, version)["row"].pk == pk
+            card = views.phone_challenge(game[who], session, pk, sheets[who], version)
+            render_to_string("challenges/_card.html", {"c": card, "card_oob": True})
+        context = views.dashboard_row_context(session, pk, version)
+        assert context["row"].pk == pk
+        render_to_string("challenges/_dashboard_row_oob.html", {**context, "insert": True})
     # Another worker reads it once for all its connections.
     rows.committed_rows.items.clear()
     with django_assert_num_queries(1):
