@@ -33,6 +33,7 @@ import functools
 import json
 import logging
 import random
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -45,6 +46,7 @@ from challenges import heartbeat, schema, services, views
 from challenges.ratelimit import ACTION_COST, HEARTBEAT_COST, TokenBucket
 from challenges.realtime import character_group, narrators_group, session_group
 from challenges.rules import RulesError
+from narrator import wsauth
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +95,17 @@ class BaseConsumer(AsyncWebsocketConsumer):
     #: What this socket's screen shows, as ``challenges.heartbeat`` parts.
     stamp_parts: heartbeat.Parts = {}
     _join_failing = False
+
+    @database_sync_to_async
+    def signed_in(self, find: Callable[..., Any], *args: Any) -> tuple[Any, Any]:
+        """``(user, find(user, *args))`` for the socket's logged-in user, in one
+        trip to the database thread; ``(None, None)`` if no one is logged in
+        (``narrator.wsauth``: the session is read again on every connect, so an
+        ended or revoked session is refused). Sets ``scope["user"]``."""
+        user = wsauth.resolve_user(self.scope)
+        if not user.is_authenticated:
+            return None, None
+        return user, find(user, *args)
 
     async def join(self, *groups: str) -> None:
         self.joined = list(groups)
@@ -229,14 +242,13 @@ class PlayConsumer(BaseConsumer):
     }
 
     async def connect(self) -> None:
-        user = self.scope["user"]
         await self.accept()
-        if not user.is_authenticated:
+        user, found = await self.signed_in(
+            views.player_seat, self.scope["url_route"]["kwargs"]["character_id"]
+        )
+        if user is None:
             await self.close(code=4401)
             return
-        found = await database_sync_to_async(views.player_seat)(
-            user, self.scope["url_route"]["kwargs"]["character_id"]
-        )
         if found is None:
             await self.close(code=4403)
             return
@@ -398,14 +410,13 @@ class NarrateConsumer(BaseConsumer):
     }
 
     async def connect(self) -> None:
-        user = self.scope["user"]
         await self.accept()
-        if not user.is_authenticated:
+        user, session = await self.signed_in(
+            views.narrated_session, self.scope["url_route"]["kwargs"]["session_id"]
+        )
+        if user is None:
             await self.close(code=4401)
             return
-        session = await database_sync_to_async(views.narrated_session)(
-            user, self.scope["url_route"]["kwargs"]["session_id"]
-        )
         if session is None:
             await self.close(code=4403)
             return
