@@ -37,6 +37,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -95,6 +96,18 @@ class BaseConsumer(AsyncWebsocketConsumer):
     #: What this socket's screen shows, as ``challenges.heartbeat`` parts.
     stamp_parts: heartbeat.Parts = {}
     _join_failing = False
+
+    async def dispatch(self, message: dict) -> None:
+        """Channels' dispatch without its ``aclose_old_connections()``: that call
+        takes a turn on the database thread before *every* handler (the
+        handshake's ``connect`` too, so in a reconnect storm the accept waited
+        behind every queued view until Daphne refused the handshake). Every
+        database access here goes through ``database_sync_to_async``, which
+        closes stale connections itself, before and after each call."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     @database_sync_to_async
     def signed_in(self, find: Callable[..., Any], *args: Any) -> tuple[Any, Any]:

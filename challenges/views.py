@@ -14,7 +14,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -277,14 +277,22 @@ def challenge_view(challenge: Challenge, character: Character | None) -> Challen
 # Seats: who may connect where ---------------------------------------------
 def player_seat(user, character_id: int) -> tuple[Character, GameSession | None] | None:
     """``user``'s character and its chronicle's open session; marks her present.
-    None if the character is not hers."""
+    None if the character is not hers. Two queries when she is already present
+    (a phone reconnecting), a few more on her arrival."""
     character = (
         Character.objects.select_related("chronicle").filter(pk=character_id, player=user).first()
     )
     if character is None:
         return None
-    session = character.chronicle.open_session()
-    if session is not None:
+    # Chronicle.open_session(), and whether she is present there, in one query.
+    session = (
+        character.chronicle.sessions.filter(ended_at__isnull=True)
+        .annotate(
+            seated=Exists(Presence.objects.filter(session=OuterRef("pk"), character=character))
+        )
+        .first()
+    )
+    if session is not None and not session.seated:
         _, arrived = Presence.objects.get_or_create(
             session=session, character=character, defaults={"health": character.health}
         )
