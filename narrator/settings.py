@@ -149,7 +149,7 @@ if REDIS_URL := os.getenv("REDIS_URL"):
 else:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "BACKEND": "narrator.memlayer.InMemoryChannelLayer",
             "CONFIG": {"capacity": envint("CHANNEL_CAPACITY", "5000")},
         }
     }
