@@ -24,6 +24,10 @@ view and the group memberships once the layer is back.
 
 Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
 4429 too many messages (a flood).
+
+Connecting costs one trip to the database thread before the view: the socket
+is accepted at once, then the Django session, the user and the seat are read
+together (``BaseConsumer.signed_in``, ``narrator.wsauth``), on every connect.
 """
 
 from __future__ import annotations
