@@ -24,6 +24,10 @@ view and the group memberships once the layer is back.
 
 Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
 4429 too many messages (a flood).
+
+Connecting costs one trip to the database thread before the view: the socket
+is accepted at once, then the Django session, the user and the seat are read
+together (``BaseConsumer.signed_in``, ``narrator.wsauth``), on every connect.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import functools
 import json
 import logging
 import random
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs
@@ -54,6 +59,7 @@ from challenges.realtime import (
 )
 from challenges.rules import RulesError
 from characters.services import character_sheet
+from narrator import wsauth
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +117,31 @@ class BaseConsumer(AsyncWebsocketConsumer):
     stamp_parts: heartbeat.Parts = {}
     _join_failing = False
 
+    async def dispatch(self, message: dict) -> None:
+        """Channels' dispatch without its ``aclose_old_connections()``: that call
+        takes a turn on the database thread before *every* handler (the
+        handshake's ``connect`` too, so in a reconnect storm the accept waited
+        behind every queued view until Daphne refused the handshake), and each
+        group event (a Time out to 1,500 phones: 1,500 events) queued for that
+        single thread behind the moves. Every database access here goes
+        through ``database_sync_to_async``, which closes stale connections
+        itself, before and after each call."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    @database_sync_to_async
+    def signed_in(self, find: Callable[..., Any], *args: Any) -> tuple[Any, Any]:
+        """``(user, find(user, *args))`` for the socket's logged-in user, in one
+        trip to the database thread; ``(None, None)`` if no one is logged in
+        (``narrator.wsauth``: the session is read again on every connect, so an
+        ended or revoked session is refused). Sets ``scope["user"]``."""
+        user = wsauth.resolve_user(self.scope)
+        if not user.is_authenticated:
+            return None, None
+        return user, find(user, *args)
+
     async def join(self, *groups: str) -> None:
         self.joined = list(groups)
         await self.rejoin()
@@ -164,19 +195,6 @@ class BaseConsumer(AsyncWebsocketConsumer):
                     log.warning("channel layer receive failed (%r); retrying", error)
                 await asyncio.sleep(pause * (0.5 + random.random() / 2))
                 pause = min(pause * 2, longest)
-
-    async def dispatch(self, message: dict) -> None:
-        """Channels' dispatch without its ``aclose_old_connections()`` per message.
-
-        Channels 4.2+ runs ``close_old_connections`` in the database thread
-        before every handler, so each group event (a Time out to 1,500 phones:
-        1,500 events) queued for that single thread behind the moves. Our
-        handlers reach the database only through ``database_sync_to_async``,
-        which closes old connections itself before and after each call."""
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
 
     async def send_json(self, payload: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(payload))
@@ -265,14 +283,13 @@ class PlayConsumer(BaseConsumer):
     }
 
     async def connect(self) -> None:
-        user = self.scope["user"]
         await self.accept()
-        if not user.is_authenticated:
+        user, found = await self.signed_in(
+            views.player_seat, self.scope["url_route"]["kwargs"]["character_id"]
+        )
+        if user is None:
             await self.close(code=4401)
             return
-        found = await database_sync_to_async(views.player_seat)(
-            user, self.scope["url_route"]["kwargs"]["character_id"]
-        )
         if found is None:
             await self.close(code=4403)
             return
@@ -505,14 +522,13 @@ class NarrateConsumer(BaseConsumer):
     }
 
     async def connect(self) -> None:
-        user = self.scope["user"]
         await self.accept()
-        if not user.is_authenticated:
+        user, session = await self.signed_in(
+            views.narrated_session, self.scope["url_route"]["kwargs"]["session_id"]
+        )
+        if user is None:
             await self.close(code=4401)
             return
-        session = await database_sync_to_async(views.narrated_session)(
-            user, self.scope["url_route"]["kwargs"]["session_id"]
-        )
         if session is None:
             await self.close(code=4403)
             return

@@ -6,6 +6,7 @@ side (or a narrator) only once both throws of that test are in.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -276,16 +278,47 @@ def challenge_view(challenge: Challenge, character: Character | None) -> Challen
 
 
 # Seats: who may connect where ---------------------------------------------
+@functools.cache
+def _seat_sql() -> tuple[str, str]:
+    """The two queries of :func:`player_seat`, written out: building them with the
+    ORM (an ``Exists`` annotation) cost ~1 ms of CPU per reconnect, ten times
+    running them. Column names come from the models."""
+    character, session, presence = Character._meta, GameSession._meta, Presence._meta
+
+    def col(meta, name: str) -> str:
+        return connection.ops.quote_name(meta.get_field(name).column)
+
+    def table(meta) -> str:
+        return connection.ops.quote_name(meta.db_table)
+
+    mine = (
+        f"SELECT * FROM {table(character)} "
+        f"WHERE {col(character, 'id')} = %s AND {col(character, 'player')} = %s"
+    )
+    # Chronicle.open_session(), and whether she is present there.
+    open_session = (
+        f"SELECT s.*, EXISTS (SELECT 1 FROM {table(presence)} p "
+        f"WHERE p.{col(presence, 'session')} = s.{col(session, 'id')} "
+        f"AND p.{col(presence, 'character')} = %s) AS seated "
+        f"FROM {table(session)} s "
+        f"WHERE s.{col(session, 'chronicle')} = %s AND s.{col(session, 'ended_at')} IS NULL "
+        f"ORDER BY s.{col(session, 'started_at')} DESC LIMIT 1"
+    )
+    return mine, open_session
+
+
 def player_seat(user, character_id: int) -> tuple[Character, GameSession | None] | None:
     """``user``'s character and its chronicle's open session; marks her present.
-    None if the character is not hers."""
-    character = (
-        Character.objects.select_related("chronicle").filter(pk=character_id, player=user).first()
-    )
+    None if the character is not hers. Two queries when she is already present
+    (a phone reconnecting), a few more on her arrival."""
+    mine, open_session = _seat_sql()
+    character = next(iter(Character.objects.raw(mine, [int(character_id), user.pk])), None)
     if character is None:
         return None
-    session = character.chronicle.open_session()
-    if session is not None:
+    session = next(
+        iter(GameSession.objects.raw(open_session, [character.pk, character.chronicle_id])), None
+    )
+    if session is not None and not session.seated:
         _, arrived = Presence.objects.get_or_create(
             session=session, character=character, defaults={"health": character.health}
         )

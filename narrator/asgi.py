@@ -8,19 +8,20 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "narrator.settings")
 # Django must be set up before the routing (and so the models) is imported.
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from narrator.routing import websocket_urlpatterns  # noqa: E402
+from narrator.wsauth import DeferredAuthMiddlewareStack  # noqa: E402
 from narrator.wsorigin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        # Host allowed (ALLOWED_HOSTS), then Origin of this very site (wsorigin).
+        # Host allowed (ALLOWED_HOSTS), then Origin of this very site (wsorigin);
+        # the consumer looks the user up after accept (wsauth).
         "websocket": AllowedHostsOriginValidator(
-            SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+            SameOriginValidator(DeferredAuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
         ),
     }
 )
