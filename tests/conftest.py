@@ -53,6 +53,24 @@ def _test_settings(request):
         settings.CHANNEL_LAYERS = {"default": {"BACKEND": "narrator.layers.InMemoryChannelLayer"}}
 
 
+@pytest.fixture(autouse=True)
+def _close_sync_thread_connections(request):
+    """After each test, close the database connections of the thread where
+    ``database_sync_to_async`` runs (asgiref's single thread executor, one for
+    the whole run). channels closes that thread's connection only when it is
+    obsolete; after some tests (the flood test in tests/security/test_entry.py)
+    it stays open for the rest of the run, and PostgreSQL then refuses to drop
+    the test database at the end ("being accessed by other users")."""
+    yield
+    if not request.config.pluginmanager.hasplugin("django"):
+        return
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    # Queued behind whatever a consumer left running there, so it runs after it.
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=60)
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",

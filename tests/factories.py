@@ -1,6 +1,9 @@
-"""Small builders for a chronicle with an open session and the seeds' characters."""
+"""Small builders for a chronicle with an open session and the seeds' characters,
+and for challenges played through ``challenges.services`` as the players would."""
 
 from __future__ import annotations
+
+import uuid
 
 from django.contrib.auth import get_user_model
 
@@ -33,15 +36,53 @@ def make_character(
     return character
 
 
+def narrated_chronicle(name: str = "Test Chronicle") -> dict:
+    """A chronicle ``name`` narrated by user "narrator", with an open session
+    "Tonight". Returns ``{"narrator", "chronicle", "session"}``."""
+    narrator = make_user("narrator")
+    chronicle = Chronicle.objects.create(name=name)
+    chronicle.narrators.add(narrator)
+    session = GameSession.objects.create(chronicle=chronicle, name="Tonight")
+    return {"narrator": narrator, "chronicle": chronicle, "session": session}
+
+
+def paired_chronicle(
+    pairs: int,
+    *,
+    copies: int,
+    names: tuple[str, str] = ("Agnes", "Boris"),
+    traits: tuple[str, str] = ("Strong", "Tough"),
+    chronicle_name: str = "Paired Chronicle",
+) -> dict:
+    """``narrated_chronicle(chronicle_name)`` and ``pairs`` pairs of present
+    characters to play against each other: pair n is ``f"{names[0]}{n}"``, played
+    by user ``f"{names[0].lower()}{n}"``, with ``copies`` copies of the Physical
+    Trait ``traits[0]``, and the same of ``names[1]`` with ``traits[1]``. Returns
+    ``{"narrator", "chronicle", "session", "pairs": [(first, second), ...]}``
+    (characters; ``character.player`` is the user)."""
+    built = narrated_chronicle(chronicle_name)
+    built["pairs"] = [
+        tuple(
+            make_character(
+                built["chronicle"],
+                f"{name}{n}",
+                make_user(f"{name.lower()}{n}"),
+                traits=[(trait, "physical", copies)],
+            )
+            for name, trait in zip(names, traits, strict=True)
+        )
+        for n in range(pairs)
+    ]
+    return built
+
+
 def evening():
     """Helen (7 Physical) and Grady (5 Physical) of seeds/000, their players, a
     narrator, and an open session. Returns a dict of everything."""
-    narrator = make_user("narrator")
+    table = narrated_chronicle()
+    narrator, chronicle, session = table["narrator"], table["chronicle"], table["session"]
     helen_player = make_user("helen")
     grady_player = make_user("grady")
-    chronicle = Chronicle.objects.create(name="Test Chronicle")
-    chronicle.narrators.add(narrator)
-    session = GameSession.objects.create(chronicle=chronicle, name="Tonight")
     helen = make_character(
         chronicle,
         "Helen",
@@ -71,3 +112,52 @@ def evening():
         "helen": helen,
         "grady": grady,
     }
+
+
+def opposed_challenge(
+    session,
+    challenger,
+    defender,
+    *,
+    bid: str,
+    answer: str | None = None,
+    throws: tuple[str, ...] = (),
+    category: str = "physical",
+    is_attack: bool = False,
+):
+    """An opposed challenge in ``session`` made through ``challenges.services``
+    by the characters' players, each move with a fresh message id:
+    ``challenger`` opens it bidding the Trait ``bid``; if ``answer``,
+    ``defender`` answers with that Trait; then the ``throws`` ("rock", "paper"
+    or "scissors"), the challenger's first, then the defender's. Returns the
+    Challenge as the database holds it. Raises what the services raise."""
+    from challenges import services
+
+    challenge = services.challenge_open(
+        session=session,
+        challenger=challenger,
+        defender=defender,
+        category=category,
+        bids=[bid],
+        is_attack=is_attack,
+        user=challenger.player,
+        msg_id=uuid.uuid4().hex,
+    )
+    if answer is not None:
+        services.challenge_bid(
+            challenge_id=challenge.pk,
+            character=defender,
+            bids=[answer],
+            user=defender.player,
+            msg_id=uuid.uuid4().hex,
+        )
+    for character, throw in zip((challenger, defender), throws, strict=False):
+        services.challenge_throw(
+            challenge_id=challenge.pk,
+            character=character,
+            throw=throw,
+            user=character.player,
+            msg_id=uuid.uuid4().hex,
+        )
+    challenge.refresh_from_db()
+    return challenge

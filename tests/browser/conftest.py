@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.ports import listening_socket
 
 PORTS = range(8100, 8200)  # this helper's loopback ports
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,22 +46,6 @@ def _env(db: Path, data_dir: Path) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
     )
     return env
-
-
-def _listening_socket() -> socket.socket:
-    """A socket listening on 127.0.0.1 at a free port of our range, for Daphne to inherit."""
-    start = os.getpid() % len(PORTS)
-    for offset in range(len(PORTS)):
-        sock = socket.socket()
-        try:
-            sock.bind(("127.0.0.1", PORTS[(start + offset) % len(PORTS)]))
-        except OSError:
-            sock.close()
-            continue
-        sock.listen(128)
-        sock.set_inheritable(True)
-        return sock
-    raise RuntimeError("no free port in 8100-8199")
 
 
 @pytest.fixture(scope="session")
@@ -97,7 +82,7 @@ class _Server:
         self.root = root
         self.db = root / "live.sqlite3"
         shutil.copy(migrated_db, self.db)
-        sock = _listening_socket()
+        sock = listening_socket(PORTS, start=os.getpid() % len(PORTS))
         self.port = sock.getsockname()[1]
         self.log = (root / "daphne.log").open("w")
         self.proc = subprocess.Popen(

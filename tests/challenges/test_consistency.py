@@ -11,6 +11,7 @@ from challenges import services
 from challenges.consistency import find_inconsistencies
 from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
 from characters.models import Presence, Trait
+from tests.factories import opposed_challenge
 
 pytestmark = pytest.mark.django_db
 
@@ -19,55 +20,26 @@ def _id() -> str:
     return uuid.uuid4().hex
 
 
-def play_attack(game, *, challenger_throw="rock", defender_throw="scissors") -> Challenge:
-    """Helen attacks Grady with Ferocious against Resilient; rock beats scissors."""
-    challenge = services.challenge_open(
-        session=game["session"],
-        challenger=game["helen"],
-        defender=game["grady"],
-        category="physical",
-        bids=["Ferocious"],
-        is_attack=True,
-        user=game["helen_player"],
-        msg_id=_id(),
-    )
-    services.challenge_bid(
-        challenge_id=challenge.pk,
-        character=game["grady"],
-        bids=["Resilient"],
-        user=game["grady_player"],
-        msg_id=_id(),
-    )
-    for who, throw in (("helen", challenger_throw), ("grady", defender_throw)):
-        services.challenge_throw(
-            challenge_id=challenge.pk,
-            character=game[who],
-            throw=throw,
-            user=game[f"{who}_player"],
-            msg_id=_id(),
-        )
-    challenge.refresh_from_db()
-    return challenge
-
-
 @pytest.fixture
 def played(game):
     """One resolved attack, one open challenge, a static challenge settled by a
     tie, a lost simple test, a voided challenge and a (repeated) time out."""
-    resolved = play_attack(game)
-    assert resolved.stage == "resolved"
-    pending = services.challenge_open(
-        session=game["session"],
-        challenger=game["helen"],
-        defender=game["grady"],
-        category="physical",
-        bids=["Quick"],
-        user=game["helen_player"],
-        msg_id=_id(),
+    session, helen, grady = game["session"], game["helen"], game["grady"]
+    # Helen attacks Grady, Ferocious against Resilient: her rock beats his scissors.
+    resolved = opposed_challenge(
+        session,
+        helen,
+        grady,
+        bid="Ferocious",
+        answer="Resilient",
+        throws=("rock", "scissors"),
+        is_attack=True,
     )
+    assert resolved.stage == "resolved"
+    pending = opposed_challenge(session, helen, grady, bid="Quick")
     static = services.static_open(
-        session=game["session"],
-        character=game["helen"],
+        session=session,
+        character=helen,
         category="physical",
         difficulty=3,
         narrator_throw="paper",
@@ -76,53 +48,45 @@ def played(game):
     )
     services.challenge_bid(
         challenge_id=static.pk,
-        character=game["helen"],
+        character=helen,
         bids=["Brawny"],
         user=game["helen_player"],
         msg_id=_id(),
     )
     services.challenge_throw(
         challenge_id=static.pk,
-        character=game["helen"],
+        character=helen,
         throw="paper",
         user=game["helen_player"],
         msg_id=_id(),
     )
     services.challenge_declare(
         challenge_id=static.pk,
-        character=game["helen"],
+        character=helen,
         count=None,
         user=game["helen_player"],
         msg_id=_id(),
     )
     simple = services.simple_test_open(
-        session=game["session"],
-        character=game["grady"],
+        session=session,
+        character=grady,
         narrator_throw="rock",
         user=game["narrator"],
         msg_id=_id(),
     )
     services.challenge_throw(
         challenge_id=simple.pk,
-        character=game["grady"],
+        character=grady,
         throw="scissors",
         user=game["grady_player"],
         msg_id=_id(),
     )
-    voided = services.challenge_open(
-        session=game["session"],
-        challenger=game["grady"],
-        defender=game["helen"],
-        category="social",
-        bids=["Witty"],
-        user=game["grady_player"],
-        msg_id=_id(),
-    )
+    voided = opposed_challenge(session, grady, helen, bid="Witty", category="social")
     services.challenge_void(
         challenge_id=voided.pk, reason="dispute", user=game["narrator"], msg_id=_id()
     )
-    services.session_time_out(session=game["session"], user=game["narrator"], msg_id=_id())
-    services.session_time_out(session=game["session"], user=game["narrator"], msg_id=_id())
+    services.session_time_out(session=session, user=game["narrator"], msg_id=_id())
+    services.session_time_out(session=session, user=game["narrator"], msg_id=_id())
     return {**game, "resolved": resolved, "pending": pending, "static": static}
 
 

@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 
 from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
 from characters.models import Chronicle, GameSession, Presence
-from tests.challenges.wsutil import act, connect, drain
+from tests.challenges.wsutil import act, connect, drain, expect
 from tests.factories import make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -60,8 +60,7 @@ async def _play_helen_against_grady_with_a_tie(game):
     assert "Ferocious" in helen_view and "Resilient" in grady_view
     await drain(grady)
     challenge = await _open(helen, game, is_attack="on", stakes="I bite your shoulder")
-    grady_frames = await drain(grady)
-    assert any("Bid Resilient" in f and "Relent" in f for f in grady_frames)
+    await expect(grady, ("Bid Resilient", "Relent"))
 
     reply, _ = await act(grady, action="challenge.bid", challenge=challenge.pk, bid="Resilient")
     assert reply["status"] == "ok"
@@ -78,14 +77,10 @@ async def _play_helen_against_grady_with_a_tie(game):
         grady, action="challenge.declare", challenge=challenge.pk, count=5
     )
     assert reply["status"] == "ok"
-    helen_frames = await drain(helen)
-
-    assert any(
-        "You win!" in f and "Grady loses Resilient and a health level" in f for f in helen_frames
-    )
-    assert any("You lose." in f for f in grady_frames)
+    await expect(helen, ("You win!", "Grady loses Resilient and a health level"))
     # The loser's Trait is struck out on her sheet for the rest of the session.
-    assert any('<s class="lost" title="lost tonight">Resilient' in f for f in grady_frames)
+    lost = '<s class="lost" title="lost tonight">Resilient'
+    await expect(grady, "You lose.", lost, frames=grady_frames)
     loss = await _get(TraitLoss.objects.select_related("trait"), character=game["grady"])
     assert (loss.trait.name, loss.challenge_id) == ("Resilient", challenge.pk)
     assert (await _get(Presence, character=game["grady"])).health == 1  # Bruised
@@ -168,17 +163,16 @@ async def _time_out_and_resume(game):
     reply, _ = await act(narrator, action="session.time_out")
     assert reply["status"] == "ok"
     for phone in (helen, grady):
-        frames = await drain(phone)
-        assert any("Time out!" in f for f in frames)
+        await expect(phone, "Time out!")
     reply, _ = await act(helen, action="challenge.throw", challenge=challenge.pk, throw="rock")
     assert reply["type"] == "error" and "Time out" in reply["message"]
     assert (await _get(Challenge, pk=challenge.pk)).stage == "throws"
     assert await _count(Test, challenge=challenge, challenger_throw="rock") == 0
 
     reply, frames = await act(narrator, action="session.resume")
-    assert reply["status"] == "ok" and any("Time out" in f and "Resume" not in f for f in frames)
-    frames = await drain(helen)
-    assert any('id="time-out"' in f and "Time out!" not in f for f in frames)
+    assert reply["status"] == "ok"
+    await expect(narrator, lambda f: "Time out" in f and "Resume" not in f, frames=frames)
+    await expect(helen, lambda f: 'id="time-out"' in f and "Time out!" not in f)
     reply, _ = await act(helen, action="challenge.throw", challenge=challenge.pk, throw="rock")
     assert reply["status"] == "ok"
     for communicator in (helen, grady, narrator):
@@ -283,12 +277,11 @@ async def test_narrator_runs_a_static_challenge_and_a_simple_test(game):
         stakes="The locked door",
     )
     assert reply["status"] == "ok"
-    frames = await drain(helen)
-    assert any("Static Physical challenge" in f and "The locked door" in f for f in frames)
+    await expect(helen, ("Static Physical challenge", "The locked door"))
     static = await database_sync_to_async(Challenge.objects.latest)("created_at")
     await act(helen, action="challenge.bid", challenge=static.pk, bid="Quick")
     reply, frames = await act(helen, action="challenge.throw", challenge=static.pk, throw="rock")
-    assert any("Success!" in f for f in frames)
+    await expect(helen, "Success!", frames=frames)
 
     reply, _ = await act(
         narrator,
@@ -300,6 +293,6 @@ async def test_narrator_runs_a_static_challenge_and_a_simple_test(game):
     assert reply["status"] == "ok"
     simple = await database_sync_to_async(Challenge.objects.latest)("created_at")
     reply, frames = await act(helen, action="challenge.throw", challenge=simple.pk, throw="rock")
-    assert any("Simple test" in f and "Failure." in f for f in frames)
+    await expect(helen, ("Simple test", "Failure."), frames=frames)
     await helen.disconnect()
     await narrator.disconnect()

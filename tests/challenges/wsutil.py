@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
@@ -10,6 +11,10 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from narrator.asgi import application
+
+#: Seconds a socket may take to open or answer before the test fails: a bound on
+#: a hang only (a loaded machine is slow; the tests assert what arrives, not when).
+WAIT = 60.0
 
 
 @database_sync_to_async
@@ -25,16 +30,17 @@ async def connect(path: str, user=None) -> tuple[WebsocketCommunicator, str]:
     if user is not None:
         headers.append((b"cookie", f"sessionid={await _session_cookie(user)}".encode()))
     communicator = WebsocketCommunicator(application, path, headers=headers)
-    connected, _ = await communicator.connect(timeout=5)
+    connected, _ = await communicator.connect(timeout=WAIT)
     assert connected
-    first = await communicator.receive_output(timeout=5)
+    first = await communicator.receive_output(timeout=WAIT)
     if first["type"] == "websocket.close":
         return communicator, f"closed:{first.get('code')}"
     return communicator, first.get("text", "")
 
 
 async def drain(communicator: WebsocketCommunicator, quiet: float = 0.3) -> list[str]:
-    """Every frame that arrives until ``quiet`` seconds pass with none."""
+    """Every frame that arrives until ``quiet`` seconds pass with none. Good for
+    what must NOT arrive; to wait for a frame that must, use ``expect``."""
     frames = []
     # receive_from() with a timeout would cancel the application; this does not.
     while not await communicator.receive_nothing(timeout=quiet, interval=0.01):
@@ -48,13 +54,44 @@ async def act(communicator: WebsocketCommunicator, msg_id: str | None = None, **
     await communicator.send_to(text_data=json.dumps({"id": msg_id, **message}))
     frames = []
     while True:
-        frame = await communicator.receive_from(timeout=5)
+        frame = await communicator.receive_from(timeout=WAIT)
         if frame.startswith("{"):
             reply = json.loads(frame)
             if reply.get("id") == msg_id:
                 frames += await drain(communicator, 0.2)
                 return reply, frames
         frames.append(frame)
+
+
+async def expect(
+    communicator: WebsocketCommunicator, *wanted, frames: list[str] = (), timeout: float = WAIT
+) -> list[str]:
+    """Receive frames until each of ``wanted`` is satisfied by one of them: a
+    string (in the frame), a tuple of strings (all in the same frame) or a
+    predicate on the frame. ``frames`` (already received) count first. Returns
+    ``frames`` plus every frame received. AssertionError naming what is missing
+    after ``timeout`` seconds (only a bound on a hang: a broadcast may come late
+    on a loaded machine, where a quiet period like ``drain``'s would miss it)."""
+
+    def satisfied(check, frame: str) -> bool:
+        if callable(check):
+            return check(frame)
+        return all(text in frame for text in ((check,) if isinstance(check, str) else check))
+
+    seen = list(frames)
+    missing = [c for c in wanted if not any(satisfied(c, f) for f in seen)]
+    try:
+        async with asyncio.timeout(timeout):
+            while missing:
+                # receive_from() with a timeout would cancel the application; this does not.
+                output = await communicator.output_queue.get()
+                assert output["type"] == "websocket.send", output
+                frame = output.get("text") or ""
+                seen.append(frame)
+                missing = [c for c in missing if not satisfied(c, frame)]
+    except TimeoutError:
+        raise AssertionError(f"never received {missing!r}; got {seen!r}") from None
+    return seen
 
 
 async def helen_challenges_grady(

@@ -3,15 +3,12 @@ narrator, and a superuser: every role of the permission table."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from challenges import services
 from challenges.models import Challenge
 from characters.management.commands.demo import narrator_permissions
 from characters.models import Chronicle, GameSession
-from tests.factories import evening, make_character, make_user
+from tests.factories import evening, make_character, make_user, opposed_challenge
 
 
 def make_world() -> dict:
@@ -57,41 +54,15 @@ def challenge_at(world, *, challenger, defender, stage: str) -> Challenge:
     brought through the services to ``stage``: "response" (the defender to bid),
     "throws", "thrown" (the challenger has thrown scissors, the defender not
     yet) or "declare_challenger" (both threw rock: a tie)."""
-    players = {world["helen"].pk: world["helen_player"], world["grady"].pk: world["grady_player"]}
-
-    def throw(character, gesture):
-        services.challenge_throw(
-            challenge_id=challenge.pk,
-            character=character,
-            throw=gesture,
-            user=players[character.pk],
-            msg_id=uuid.uuid4().hex,
-        )
-
-    challenge = services.challenge_open(
-        session=world["session"],
-        challenger=challenger,
-        defender=defender,
-        category="physical",
-        bids=[{"Helen": "Ferocious", "Grady": "Tough"}[challenger.name]],
-        user=players[challenger.pk],
-        msg_id=uuid.uuid4().hex,
+    throws = {"response": (), "throws": (), "thrown": ("scissors",)}
+    throws["declare_challenger"] = ("rock", "rock")
+    assert stage in throws, stage
+    bids = {"Helen": ("Ferocious", "Quick"), "Grady": ("Tough", "Resilient")}
+    return opposed_challenge(
+        world["session"],
+        challenger,
+        defender,
+        bid=bids[challenger.name][0],
+        answer=None if stage == "response" else bids[defender.name][1],
+        throws=throws[stage],
     )
-    if stage == "response":
-        return challenge
-    services.challenge_bid(
-        challenge_id=challenge.pk,
-        character=defender,
-        bids=[{"Helen": "Quick", "Grady": "Resilient"}[defender.name]],
-        user=players[defender.pk],
-        msg_id=uuid.uuid4().hex,
-    )
-    if stage == "throws":
-        return challenge
-    if stage == "thrown":
-        throw(challenger, "scissors")
-        return challenge
-    assert stage == "declare_challenger", stage
-    throw(challenger, "rock")
-    throw(defender, "rock")
-    return challenge

@@ -17,6 +17,11 @@ from characters.models import GameSession
 from narrator.asgi import application
 from tests.challenges.wsutil import _session_cookie
 
+#: Seconds a socket may take to open, answer or close before the test fails. Only a
+#: bound on a hang: the machine may be loaded, and these tests assert what arrives
+#: and in which order, never how fast.
+WAIT = 60.0
+
 
 class RecordingCommunicator(WebsocketCommunicator):
     """A WebsocketCommunicator that appends every text frame it receives to
@@ -47,10 +52,10 @@ async def open_socket(
     communicator = RecordingCommunicator(
         application, path, headers=headers, viewer=viewer, log=[] if log is None else log
     )
-    connected, _ = await communicator.connect(timeout=5)
+    connected, _ = await communicator.connect(timeout=WAIT)
     if not connected:
         return communicator, "refused"
-    first = await communicator.receive_output(timeout=5)
+    first = await communicator.receive_output(timeout=WAIT)
     if first["type"] == "websocket.close":
         return communicator, f"closed:{first.get('code')}"
     return communicator, first.get("text", "")
@@ -110,12 +115,12 @@ class Seat:
                 future.set_result(data)
 
     async def act(self, action: str, **fields) -> dict:
-        """Send an action with a fresh id; its ack or error (10 s at most)."""
+        """Send an action with a fresh id; its ack or error (``WAIT`` s at most)."""
         msg_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         self._replies[msg_id] = future
         await self.send(json.dumps({"id": msg_id, "action": action, **fields}))
-        return await asyncio.wait_for(future, 10)
+        return await asyncio.wait_for(future, WAIT)
 
     async def send(self, text: str | None = None, data: bytes | None = None) -> None:
         # send_input, not send_to: an empty frame is a frame too.
@@ -127,7 +132,7 @@ class Seat:
         """A heartbeat and its pong: every frame sent before it has been handled."""
         before = self.pongs
         await self.send('{"action": "ping"}')
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + WAIT
         while self.pongs == before and self.closed is None:
             self._pong.clear()
             if self.pongs != before or self.closed is not None:
@@ -148,8 +153,11 @@ class Seat:
         return None
 
     async def leave(self) -> None:
+        """Close the socket and wait for the consumer to finish its disconnect
+        (``disconnect()``'s 1 s default would cancel it mid-way on a slow machine,
+        leaving its database work to finish after the test)."""
         self._task.cancel()
-        await self.communicator.disconnect()
+        await self.communicator.disconnect(timeout=WAIT)
 
 
 async def seat(path: str, user, *, viewer, log: list[Frame]) -> Seat:
@@ -159,7 +167,7 @@ async def seat(path: str, user, *, viewer, log: list[Frame]) -> Seat:
     if user is not None:
         headers.append((b"cookie", f"sessionid={await _session_cookie(user)}".encode()))
     communicator = WebsocketCommunicator(application, path, headers=headers)
-    connected, _ = await communicator.connect(timeout=5)
+    connected, _ = await communicator.connect(timeout=WAIT)
     assert connected, path
     return Seat(communicator, viewer, log)
 

@@ -16,7 +16,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.test import Client
 
-from tests.workers.procs import Worker, free_port, worker_env
+from tests.workers.procs import Worker, worker_env
 
 
 @pytest.fixture(autouse=True)
@@ -40,10 +40,8 @@ def start_workers(request, tmp_path):
             for i in range(count)
         ]
         started.extend(batch)
-        taken: set[int] = set()
         for worker in batch:
-            worker.spawn(free_port(frozenset(taken)))
-            taken.add(worker.port)
+            worker.spawn()  # each on its own bound socket: no two share a port
         for worker in batch:
             worker.wait_ready()
         for worker in batch:
@@ -74,23 +72,17 @@ def game(transactional_db):
 def strong_pairs(pairs: int, strong: int) -> dict:
     """A chronicle with a narrator, an open session and ``pairs`` pairs of
     characters (challenger, defender), each with ``strong`` copies of the
-    Physical Trait "Strong". Returns ``{"narrator", "session", "pairs":
-    [((challenger, her player), (defender, his player)), ...]}``."""
-    from characters.models import Chronicle, GameSession
-    from tests.factories import make_character, make_user
+    Physical Trait "Strong" (``tests.factories.paired_chronicle``). Returns
+    ``{"narrator", "session", "pairs": [((challenger, her player), (defender,
+    his player)), ...]}``."""
+    from tests.factories import paired_chronicle
 
-    narrator = make_user("narrator")
-    chronicle = Chronicle.objects.create(name="Busy Chronicle")
-    chronicle.narrators.add(narrator)
-    session = GameSession.objects.create(chronicle=chronicle, name="Tonight")
-    made = []
-    for n in range(pairs):
-        pair = []
-        for role in ("challenger", "defender"):
-            player = make_user(f"{role}{n}")
-            character = make_character(
-                chronicle, f"{role.title()} {n}", player, traits=[("Strong", "physical", strong)]
-            )
-            pair.append((character, player))
-        made.append(tuple(pair))
-    return {"narrator": narrator, "session": session, "pairs": made}
+    built = paired_chronicle(
+        pairs,
+        copies=strong,
+        names=("Challenger", "Defender"),
+        traits=("Strong", "Strong"),
+        chronicle_name="Busy Chronicle",
+    )
+    made = [tuple((character, character.player) for character in pair) for pair in built["pairs"]]
+    return {"narrator": built["narrator"], "session": built["session"], "pairs": made}

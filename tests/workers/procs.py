@@ -1,18 +1,18 @@
 """Daphne worker processes on loopback, sharing the test database and Redis.
 
-Each worker is ``python -m daphne -b 127.0.0.1 -p PORT narrator.asgi:application``
-run from the repository root, with the test run's ``DATABASE_URL`` (the pytest
-test database on PostgreSQL), ``REDIS_URL`` and a ``REDIS_PREFIX`` unique to
-the test, and the test process's ``SECRET_KEY`` (so a session cookie made here
-logs in there). Ports come from ``WORKER_PORTS`` (the range this repository's
-tests may use on a shared machine).
+Each worker is ``python -m daphne --fd N narrator.asgi:application`` run from
+the repository root, serving on a socket this process bound on loopback (see
+``tests.ports``), with the test run's ``DATABASE_URL`` (the pytest test
+database on PostgreSQL), ``REDIS_URL`` and a ``REDIS_PREFIX`` unique to the
+test, and the test process's ``SECRET_KEY`` (so a session cookie made here logs
+in there). Ports come from ``WORKER_PORTS`` (the range this repository's tests
+may use on a shared machine).
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,11 +23,15 @@ from urllib.parse import quote
 
 from django.conf import settings
 
+from tests.ports import listening_socket
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKER_PORTS = range(
     int(os.getenv("WORKER_PORT_MIN", "8300")), int(os.getenv("WORKER_PORT_MAX", "8399")) + 1
 )
-READY_TIMEOUT = 30.0  # seconds for a worker to answer /healthz
+# Seconds for a worker to answer /healthz: a bound on a hang, generous because two
+# workers importing Django side by side on a loaded 2-core machine take a while.
+READY_TIMEOUT = 120.0
 
 
 def database_url() -> str:
@@ -39,21 +43,6 @@ def database_url() -> str:
     host = db.get("HOST") or "127.0.0.1"
     port = db.get("PORT") or 5432
     return f"postgres://{auth}@{host}:{port}/{db['NAME']}"
-
-
-def free_port(exclude: frozenset[int] = frozenset()) -> int:
-    """A port of WORKER_PORTS nobody listens on now, not in ``exclude``."""
-    for port in WORKER_PORTS:
-        if port in exclude:
-            continue
-        with socket.socket() as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {WORKER_PORTS}")
 
 
 class Worker:
@@ -80,27 +69,26 @@ class Worker:
         return self.spawn(port).wait_ready()
 
     def spawn(self, port: int | None = None) -> Worker:
-        """Spawn the process on ``port`` (a free one of WORKER_PORTS if None)."""
-        self.port = port or free_port()
+        """Spawn the process on ``port`` (a free one of WORKER_PORTS if None),
+        on a socket bound here and handed to Daphne (``tests.ports``)."""
+        ports = WORKER_PORTS if port is None else range(port, port + 1)
+        sock = listening_socket(ports)
+        self.port = sock.getsockname()[1]
         self._began = time.monotonic()
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child keeps it open
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
-                "narrator.asgi:application",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "--fd", str(sock.fileno())]
+                + ["narrator.asgi:application"],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(sock.fileno(),),
+            )
+        finally:
+            log.close()
+            sock.close()  # Daphne holds its own copy
         return self
 
     def wait_ready(self) -> Worker:
@@ -111,7 +99,7 @@ class Worker:
             if self.process.poll() is not None:
                 raise RuntimeError(f"{self.name} exited: {self.log_path.read_text()[-2000:]}")
             try:
-                with urllib.request.urlopen(self.base + "/healthz", timeout=1) as response:
+                with urllib.request.urlopen(self.base + "/healthz", timeout=5) as response:
                     if response.status == 200:
                         self.started_in = time.monotonic() - began
                         return self
