@@ -22,8 +22,8 @@ import random
 import re
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
@@ -31,13 +31,25 @@ from websockets.exceptions import ConnectionClosed, WebSocketException
 from challenges.bench.fixtures import BID_TRAIT
 from challenges.bench.report import Result
 
-WAIT = 30.0  # seconds a phone waits for a frame before the result counts as lost
+# Seconds a phone waits for an ack, a view or a result before it counts as lost.
+# Long on purpose: a late result is measured (its round trip shows in the
+# percentiles), only one that never arrives is lost. ``manage.py bench --wait``.
+WAIT = 120.0
+LATE = 2.0  # seconds: the burst's goal is p99 under this; its note counts results after it
 THROWS = ("rock", "paper", "scissors")
 BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
 
 
 class Lost(Exception):
     """A frame, ack or result never arrived within :data:`WAIT` seconds."""
+
+
+def set_wait(seconds: float) -> None:
+    """Set :data:`WAIT` (seconds, > 0) for every later wait of this process."""
+    global WAIT  # noqa: PLW0603 - one setting for the whole load generator
+    if seconds <= 0:
+        raise ValueError(f"the wait must be positive, not {seconds!r} s")
+    WAIT = float(seconds)
 
 
 class Conn:
@@ -119,6 +131,22 @@ class Conn:
                 future.set_result((now, found))
         self.waiters = still
 
+    def outstanding(self) -> int:
+        """Frames this socket still expects: unanswered actions and unmet waits."""
+        self.waiters = [(m, f) for m, f in self.waiters if not f.done()]
+        return len(self.waiters) + sum(not f.done() for f in self.pending.values())
+
+    def forget(self) -> int:
+        """Stop expecting what never came (after a scenario); returns how many."""
+        dropped = self.outstanding()
+        for _, future in self.waiters:
+            future.cancel()
+        for future in self.pending.values():
+            if not future.done():
+                future.cancel()
+        self.waiters, self.pending = [], {}
+        return dropped
+
     def wait(self, match: str | re.Pattern) -> asyncio.Future:
         """A future of ``(arrival time, match)`` for the first frame holding ``match``
         (a substring, or a regex whose first group is returned). Register it
@@ -161,14 +189,15 @@ class Conn:
         return future
 
 
-async def within(future, timeout: float = WAIT):
+async def within(future, timeout: float | None = None):
+    """Await ``future`` for ``timeout`` seconds (default :data:`WAIT`); Lost after."""
     try:
-        return await asyncio.wait_for(future, timeout)
+        return await asyncio.wait_for(future, WAIT if timeout is None else timeout)
     except TimeoutError:
         raise Lost from None
 
 
-async def gather_within(*futures, timeout: float = WAIT) -> list:
+async def gather_within(*futures, timeout: float | None = None) -> list:
     return await within(asyncio.gather(*futures), timeout)
 
 
@@ -258,7 +287,7 @@ class Narrator(Target):
     async def resume(self) -> None:
         futures = [phone.wait('class="time-out" role') for phone in self.phones]
         await self.dashboards[0].act(action="session.resume")
-        await gather_within(*futures, timeout=60)
+        await gather_within(*futures)
 
 
 class Bare(Target):
@@ -285,12 +314,17 @@ class Bare(Target):
 
 
 # Connecting ------------------------------------------------------------------
-async def open_all(conns: list[Conn], *, concurrency: int) -> tuple[list[float], int]:
+async def open_all(
+    conns: list[Conn], *, concurrency: int, errors: Counter | None = None
+) -> tuple[list[float], int]:
     """Open every socket (``concurrency`` handshakes at a time) and wait for its
-    first view. Returns per-socket seconds to the view, and failures."""
+    first view. Returns per-socket seconds to the view, and failures; each
+    failure's kind (e.g. ``HTTP 403``: Daphne's handshake timeout) is counted in
+    ``errors``."""
     gate = asyncio.Semaphore(concurrency)
     times: list[float] = []
     failed = 0
+    errors = Counter() if errors is None else errors
 
     async def one(conn: Conn) -> None:
         nonlocal failed
@@ -300,18 +334,32 @@ async def open_all(conns: list[Conn], *, concurrency: int) -> tuple[list[float],
             start = time.perf_counter()
             try:
                 await conn.open()
-                if view is not None:
-                    arrived, _ = await within(view, 120)
-                    times.append(arrived - start)
-            except (OSError, Lost, TimeoutError):
+                arrived, _ = await within(view)
+                times.append(arrived - start)
+            except (OSError, Lost, TimeoutError) as error:
                 failed += 1
-            except WebSocketException:
-                # Daphne drops a handshake the app did not accept in time.
+                errors[_kind(error)] += 1
+            except WebSocketException as error:
+                # Daphne answers 403 to a handshake the app did not accept within
+                # its 5 s (--websocket_connect_timeout), or drops it.
                 failed += 1
                 conn.server_closed += 1
+                errors[_kind(error)] += 1
+            finally:
+                view.cancel()  # a socket that never opened expects no view
 
     await asyncio.gather(*(one(c) for c in conns))
     return times, failed
+
+
+def _kind(error: Exception) -> str:
+    """A short name for why a socket did not open: ``HTTP 403``, ``Lost``, …"""
+    status = getattr(getattr(error, "response", None), "status_code", None)
+    if status is not None:
+        return f"HTTP {status}"
+    if isinstance(error, Lost):
+        return "no view"
+    return type(error).__name__
 
 
 # Scenarios --------------------------------------------------------------------
@@ -359,7 +407,9 @@ async def saturation(target: Target, *, pairs: int, duration: float, result: Res
 
 async def burst(target: Target, *, result: Result, on_ready: Callable[[], None]) -> None:
     """Every pair readies a challenge (not timed), then every phone throws at
-    the same moment; ``on_ready`` runs just before the throws (CPU mark)."""
+    the same moment; ``on_ready`` runs just before the throws (CPU mark). A
+    result is awaited up to :data:`WAIT` seconds: late ones are measured, only
+    those that never arrive are lost."""
     gate = asyncio.Semaphore(50)
 
     async def ready(p: int) -> object:
@@ -383,6 +433,8 @@ async def burst(target: Target, *, result: Result, on_ready: Callable[[], None])
     start = time.perf_counter()
     await asyncio.gather(*(throw(p, h) for p, h in enumerate(handles) if h is not Lost))
     result.elapsed = time.perf_counter() - start
+    late = sum(t > LATE for t in result.latencies)
+    result.note = f"{late} of {result.count} results after {LATE:.0f} s"
 
 
 async def time_out(target: Target, *, result: Result) -> None:
@@ -402,13 +454,22 @@ async def time_out(target: Target, *, result: Result) -> None:
         result.note = "Resume did not reach every phone"
 
 
-async def reconnect(target: Target, *, result: Result) -> None:
-    """Every phone drops at once and reconnects at once; the time until each
-    has its current view again (``elapsed``: until the last one has)."""
+async def reconnect(
+    target: Target, *, result: Result, settle: Callable[[], Awaitable[str]] | None = None
+) -> None:
+    """Every phone drops at once, then (after ``settle``: the workers are done
+    with the 1,500 disconnects) every phone reconnects at once; the time until
+    each has its current view again (``elapsed``: until the last one has)."""
     await asyncio.gather(*(phone.close() for phone in target.phones))
+    settled = await settle() if settle is not None else ""
     start = time.perf_counter()
-    times, failed = await open_all(target.phones, concurrency=len(target.phones))
+    errors: Counter = Counter()
+    times, failed = await open_all(target.phones, concurrency=len(target.phones), errors=errors)
     for t in times:
         result.add(t)
     result.lost += failed
     result.elapsed = time.perf_counter() - start
+    back = f"{len(times)} of {len(target.phones)} back in {result.elapsed:.1f} s"
+    if errors:
+        back += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"
+    result.note = f"after the drop {settled}, {back}" if settled else back
