@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
+from websockets.protocol import State
 
 from challenges.bench.fixtures import BID_TRAIT
 from challenges.bench.report import Result
@@ -219,6 +220,11 @@ class Target:
     def pair(self, p: int) -> tuple[Conn, Conn]:
         return self.phones[2 * p], self.phones[2 * p + 1]
 
+    def playable(self, p: int) -> bool:
+        """Both phones of pair ``p`` have an open socket (a phone whose handshake
+        failed would leave its partner waiting :data:`WAIT` s for each frame)."""
+        return all(c.ws is not None and c.ws.state is State.OPEN for c in self.pair(p))
+
     async def ready(self, p: int) -> object:
         """Bring pair ``p``'s next challenge to its throws; returns its handle."""
         raise NotImplementedError
@@ -363,6 +369,14 @@ def _kind(error: Exception) -> str:
 
 
 # Scenarios --------------------------------------------------------------------
+def _playable(target: Target, pairs: range, result: Result) -> list[int]:
+    """The pairs of ``pairs`` whose phones are both connected; the others are
+    left out of the scenario and counted in ``result.unplayable``."""
+    ok = [p for p in pairs if target.playable(p)]
+    result.unplayable = len(pairs) - len(ok)
+    return ok
+
+
 async def _challenge(target: Target, p: int, result: Result) -> None:
     try:
         handle = await target.ready(p)
@@ -374,7 +388,7 @@ async def _challenge(target: Target, p: int, result: Result) -> None:
 async def paced(target: Target, *, rate: float, duration: float, result: Result) -> None:
     """Start ``rate`` challenges a second for ``duration`` seconds on idle pairs;
     each is opened, answered and thrown; the round trip is throws → both results."""
-    idle = deque(range(target.pairs))
+    idle = deque(_playable(target, range(target.pairs), result))
     tasks = []
 
     async def run(p: int) -> None:
@@ -401,7 +415,9 @@ async def saturation(target: Target, *, pairs: int, duration: float, result: Res
         while time.perf_counter() < stop:
             await _challenge(target, p, result)
 
-    await asyncio.gather(*(loop(p) for p in range(min(pairs, target.pairs))))
+    playing = _playable(target, range(target.pairs), result)[:pairs]
+    result.unplayable = 0 if len(playing) == min(pairs, target.pairs) else result.unplayable
+    await asyncio.gather(*(loop(p) for p in playing))
     result.elapsed = time.perf_counter() - start
 
 
@@ -412,7 +428,11 @@ async def burst(target: Target, *, result: Result, on_ready: Callable[[], None])
     those that never arrive are lost."""
     gate = asyncio.Semaphore(50)
 
+    playing = set(_playable(target, range(target.pairs), result))
+
     async def ready(p: int) -> object:
+        if p not in playing:
+            return Lost
         async with gate:
             try:
                 return await target.ready(p)

@@ -306,6 +306,8 @@ async def _scenario(
     notes.append(f"client CPU {client:.0f}%")
     if result.skipped:
         notes.append(f"{result.skipped} starts skipped (no idle pair)")
+    if result.unplayable:
+        notes.append(f"{result.unplayable} pairs left out (a phone never connected)")
     result.note = ", ".join(notes)
     return result
 

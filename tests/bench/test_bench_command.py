@@ -35,7 +35,11 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
             "--quick",
             "--port-base",
             "8580",
-            "--idle-cap",  # a row that never finds idle workers fails below, not by timeout
+            # A row that never finds idle workers, or a frame that never comes,
+            # fails an assertion below instead of the subprocess timeout.
+            "--idle-cap",
+            "30",
+            "--wait",
             "30",
             "--output",
             str(out),
