@@ -220,6 +220,10 @@ class Target:
     def pair(self, p: int) -> tuple[Conn, Conn]:
         return self.phones[2 * p], self.phones[2 * p + 1]
 
+    def connected(self) -> list[Conn]:
+        """The phones whose socket is open (a failed handshake leaves one closed)."""
+        return [c for c in self.phones if c.ws is not None and c.ws.state is State.OPEN]
+
     def playable(self, p: int) -> bool:
         """Both phones of pair ``p`` have an open socket (a phone whose handshake
         failed would leave its partner waiting :data:`WAIT` s for each frame)."""
@@ -235,7 +239,7 @@ class Target:
 
     async def time_out(self) -> tuple[float, list[asyncio.Future]]:
         """A narrator calls Time out; returns the send time and each phone's future."""
-        futures = [phone.wait('class="time-out active"') for phone in self.phones]
+        futures = [phone.wait('class="time-out active"') for phone in self.connected()]
         start = time.perf_counter()
         await self.dashboards[0].act(action="session.time_out")
         return start, futures
@@ -291,7 +295,7 @@ class Narrator(Target):
         return max(t for t, _ in seen) - start
 
     async def resume(self) -> None:
-        futures = [phone.wait('class="time-out" role') for phone in self.phones]
+        futures = [phone.wait('class="time-out" role') for phone in self.connected()]
         await self.dashboards[0].act(action="session.resume")
         await gather_within(*futures)
 
@@ -468,10 +472,12 @@ async def time_out(target: Target, *, result: Result) -> None:
         except Lost:
             result.lost += 1
     result.elapsed = time.perf_counter() - start
+    if missing := len(target.phones) - len(futures):
+        result.note = f"{missing} phones left out (never connected)"
     try:
         await target.resume()
     except Lost:
-        result.note = "Resume did not reach every phone"
+        result.note = ", ".join(filter(None, [result.note, "Resume did not reach every phone"]))
 
 
 async def reconnect(
