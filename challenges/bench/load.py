@@ -22,22 +22,35 @@ import random
 import re
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
+from websockets.protocol import State
 
 from challenges.bench.fixtures import BID_TRAIT
 from challenges.bench.report import Result
 
-WAIT = 30.0  # seconds a phone waits for a frame before the result counts as lost
+# Seconds a phone waits for an ack, a view or a result before it counts as lost.
+# Long on purpose: a late result is measured (its round trip shows in the
+# percentiles), only one that never arrives is lost. ``manage.py bench --wait``.
+WAIT = 120.0
+LATE = 2.0  # seconds: the burst's goal is p99 under this; its note counts results after it
 THROWS = ("rock", "paper", "scissors")
 BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
 
 
 class Lost(Exception):
     """A frame, ack or result never arrived within :data:`WAIT` seconds."""
+
+
+def set_wait(seconds: float) -> None:
+    """Set :data:`WAIT` (seconds, > 0) for every later wait of this process."""
+    global WAIT  # noqa: PLW0603 - one setting for the whole load generator
+    if seconds <= 0:
+        raise ValueError(f"the wait must be positive, not {seconds!r} s")
+    WAIT = float(seconds)
 
 
 class Conn:
@@ -119,6 +132,22 @@ class Conn:
                 future.set_result((now, found))
         self.waiters = still
 
+    def outstanding(self) -> int:
+        """Frames this socket still expects: unanswered actions and unmet waits."""
+        self.waiters = [(m, f) for m, f in self.waiters if not f.done()]
+        return len(self.waiters) + sum(not f.done() for f in self.pending.values())
+
+    def forget(self) -> int:
+        """Stop expecting what never came (after a scenario); returns how many."""
+        dropped = self.outstanding()
+        for _, future in self.waiters:
+            future.cancel()
+        for future in self.pending.values():
+            if not future.done():
+                future.cancel()
+        self.waiters, self.pending = [], {}
+        return dropped
+
     def wait(self, match: str | re.Pattern) -> asyncio.Future:
         """A future of ``(arrival time, match)`` for the first frame holding ``match``
         (a substring, or a regex whose first group is returned). Register it
@@ -161,14 +190,15 @@ class Conn:
         return future
 
 
-async def within(future, timeout: float = WAIT):
+async def within(future, timeout: float | None = None):
+    """Await ``future`` for ``timeout`` seconds (default :data:`WAIT`); Lost after."""
     try:
-        return await asyncio.wait_for(future, timeout)
+        return await asyncio.wait_for(future, WAIT if timeout is None else timeout)
     except TimeoutError:
         raise Lost from None
 
 
-async def gather_within(*futures, timeout: float = WAIT) -> list:
+async def gather_within(*futures, timeout: float | None = None) -> list:
     return await within(asyncio.gather(*futures), timeout)
 
 
@@ -190,6 +220,15 @@ class Target:
     def pair(self, p: int) -> tuple[Conn, Conn]:
         return self.phones[2 * p], self.phones[2 * p + 1]
 
+    def connected(self) -> list[Conn]:
+        """The phones whose socket is open (a failed handshake leaves one closed)."""
+        return [c for c in self.phones if c.ws is not None and c.ws.state is State.OPEN]
+
+    def playable(self, p: int) -> bool:
+        """Both phones of pair ``p`` have an open socket (a phone whose handshake
+        failed would leave its partner waiting :data:`WAIT` s for each frame)."""
+        return all(c.ws is not None and c.ws.state is State.OPEN for c in self.pair(p))
+
     async def ready(self, p: int) -> object:
         """Bring pair ``p``'s next challenge to its throws; returns its handle."""
         raise NotImplementedError
@@ -200,7 +239,7 @@ class Target:
 
     async def time_out(self) -> tuple[float, list[asyncio.Future]]:
         """A narrator calls Time out; returns the send time and each phone's future."""
-        futures = [phone.wait('class="time-out active"') for phone in self.phones]
+        futures = [phone.wait('class="time-out active"') for phone in self.connected()]
         start = time.perf_counter()
         await self.dashboards[0].act(action="session.time_out")
         return start, futures
@@ -256,9 +295,9 @@ class Narrator(Target):
         return max(t for t, _ in seen) - start
 
     async def resume(self) -> None:
-        futures = [phone.wait('class="time-out" role') for phone in self.phones]
+        futures = [phone.wait('class="time-out" role') for phone in self.connected()]
         await self.dashboards[0].act(action="session.resume")
-        await gather_within(*futures, timeout=60)
+        await gather_within(*futures)
 
 
 class Bare(Target):
@@ -285,12 +324,17 @@ class Bare(Target):
 
 
 # Connecting ------------------------------------------------------------------
-async def open_all(conns: list[Conn], *, concurrency: int) -> tuple[list[float], int]:
+async def open_all(
+    conns: list[Conn], *, concurrency: int, errors: Counter | None = None
+) -> tuple[list[float], int]:
     """Open every socket (``concurrency`` handshakes at a time) and wait for its
-    first view. Returns per-socket seconds to the view, and failures."""
+    first view. Returns per-socket seconds to the view, and failures; each
+    failure's kind (e.g. ``HTTP 403``: Daphne's handshake timeout) is counted in
+    ``errors``."""
     gate = asyncio.Semaphore(concurrency)
     times: list[float] = []
     failed = 0
+    errors = Counter() if errors is None else errors
 
     async def one(conn: Conn) -> None:
         nonlocal failed
@@ -300,21 +344,43 @@ async def open_all(conns: list[Conn], *, concurrency: int) -> tuple[list[float],
             start = time.perf_counter()
             try:
                 await conn.open()
-                if view is not None:
-                    arrived, _ = await within(view, 120)
-                    times.append(arrived - start)
-            except (OSError, Lost, TimeoutError):
+                arrived, _ = await within(view)
+                times.append(arrived - start)
+            except (OSError, Lost, TimeoutError) as error:
                 failed += 1
-            except WebSocketException:
-                # Daphne drops a handshake the app did not accept in time.
+                errors[_kind(error)] += 1
+            except WebSocketException as error:
+                # Daphne answers 403 to a handshake the app did not accept within
+                # its 5 s (--websocket_connect_timeout), or drops it.
                 failed += 1
                 conn.server_closed += 1
+                errors[_kind(error)] += 1
+            finally:
+                view.cancel()  # a socket that never opened expects no view
 
     await asyncio.gather(*(one(c) for c in conns))
     return times, failed
 
 
+def _kind(error: Exception) -> str:
+    """A short name for why a socket did not open: ``HTTP 403``, ``Lost``, …"""
+    status = getattr(getattr(error, "response", None), "status_code", None)
+    if status is not None:
+        return f"HTTP {status}"
+    if isinstance(error, Lost):
+        return "no view"
+    return type(error).__name__
+
+
 # Scenarios --------------------------------------------------------------------
+def _playable(target: Target, pairs: range, result: Result) -> list[int]:
+    """The pairs of ``pairs`` whose phones are both connected; the others are
+    left out of the scenario and counted in ``result.unplayable``."""
+    ok = [p for p in pairs if target.playable(p)]
+    result.unplayable = len(pairs) - len(ok)
+    return ok
+
+
 async def _challenge(target: Target, p: int, result: Result) -> None:
     try:
         handle = await target.ready(p)
@@ -326,7 +392,7 @@ async def _challenge(target: Target, p: int, result: Result) -> None:
 async def paced(target: Target, *, rate: float, duration: float, result: Result) -> None:
     """Start ``rate`` challenges a second for ``duration`` seconds on idle pairs;
     each is opened, answered and thrown; the round trip is throws → both results."""
-    idle = deque(range(target.pairs))
+    idle = deque(_playable(target, range(target.pairs), result))
     tasks = []
 
     async def run(p: int) -> None:
@@ -353,16 +419,24 @@ async def saturation(target: Target, *, pairs: int, duration: float, result: Res
         while time.perf_counter() < stop:
             await _challenge(target, p, result)
 
-    await asyncio.gather(*(loop(p) for p in range(min(pairs, target.pairs))))
+    playing = _playable(target, range(target.pairs), result)[:pairs]
+    result.unplayable = 0 if len(playing) == min(pairs, target.pairs) else result.unplayable
+    await asyncio.gather(*(loop(p) for p in playing))
     result.elapsed = time.perf_counter() - start
 
 
 async def burst(target: Target, *, result: Result, on_ready: Callable[[], None]) -> None:
     """Every pair readies a challenge (not timed), then every phone throws at
-    the same moment; ``on_ready`` runs just before the throws (CPU mark)."""
+    the same moment; ``on_ready`` runs just before the throws (CPU mark). A
+    result is awaited up to :data:`WAIT` seconds: late ones are measured, only
+    those that never arrive are lost."""
     gate = asyncio.Semaphore(50)
 
+    playing = set(_playable(target, range(target.pairs), result))
+
     async def ready(p: int) -> object:
+        if p not in playing:
+            return Lost
         async with gate:
             try:
                 return await target.ready(p)
@@ -383,6 +457,8 @@ async def burst(target: Target, *, result: Result, on_ready: Callable[[], None])
     start = time.perf_counter()
     await asyncio.gather(*(throw(p, h) for p, h in enumerate(handles) if h is not Lost))
     result.elapsed = time.perf_counter() - start
+    late = sum(t > LATE for t in result.latencies)
+    result.note = f"{late} of {result.count} results after {LATE:.0f} s"
 
 
 async def time_out(target: Target, *, result: Result) -> None:
@@ -396,19 +472,30 @@ async def time_out(target: Target, *, result: Result) -> None:
         except Lost:
             result.lost += 1
     result.elapsed = time.perf_counter() - start
+    if missing := len(target.phones) - len(futures):
+        result.note = f"{missing} phones left out (never connected)"
     try:
         await target.resume()
     except Lost:
-        result.note = "Resume did not reach every phone"
+        result.note = ", ".join(filter(None, [result.note, "Resume did not reach every phone"]))
 
 
-async def reconnect(target: Target, *, result: Result) -> None:
-    """Every phone drops at once and reconnects at once; the time until each
-    has its current view again (``elapsed``: until the last one has)."""
+async def reconnect(
+    target: Target, *, result: Result, settle: Callable[[], Awaitable[str]] | None = None
+) -> None:
+    """Every phone drops at once, then (after ``settle``: the workers are done
+    with the 1,500 disconnects) every phone reconnects at once; the time until
+    each has its current view again (``elapsed``: until the last one has)."""
     await asyncio.gather(*(phone.close() for phone in target.phones))
+    settled = await settle() if settle is not None else ""
     start = time.perf_counter()
-    times, failed = await open_all(target.phones, concurrency=len(target.phones))
+    errors: Counter = Counter()
+    times, failed = await open_all(target.phones, concurrency=len(target.phones), errors=errors)
     for t in times:
         result.add(t)
     result.lost += failed
     result.elapsed = time.perf_counter() - start
+    back = f"{len(times)} of {len(target.phones)} back in {result.elapsed:.1f} s"
+    if errors:
+        back += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"
+    result.note = f"after the drop {settled}, {back}" if settled else back

@@ -25,6 +25,7 @@ class Result:
     elapsed: float = 0.0  # seconds, first start to last result
     lost: int = 0
     skipped: int = 0  # paced starts with no idle pair
+    unplayable: int = 0  # challenges not started: a phone of the pair is not connected
     doubled: int = 0
     server_closed: int = 0
     cpu_seconds: float = 0.0  # worker CPU (user + system) during the scenario

@@ -5,11 +5,13 @@ and collect :class:`~challenges.bench.report.Result` rows."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import resource
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,8 @@ from challenges.bench.servers import (
 )
 
 BARE_PORT_OFFSET = 10
+IDLE_CPU = 0.03  # CPU seconds per second: a worker below this in every process is idle
+IDLE_SAMPLE = 0.5  # seconds between two CPU readings of the idle wait
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class Options:
     port_base: int = 8500
     bare: bool = True
     connect_concurrency: int = 100
+    wait: float = load.WAIT  # seconds before an expected frame counts as lost
+    idle_cap: float = 120.0  # seconds the workers may take to become idle between rows
     profile: Path | None = None  # a folder: Narrator's workers run under cProfile
     log: Callable[[str], None] = print
     checks: list[str] = field(default_factory=list)  # database checks, one line each
@@ -92,6 +98,7 @@ def raise_fd_limit(need: int) -> None:
 def run(options: Options) -> list[Result]:
     """Run every configuration; returns all rows. Cleans up what it started."""
     configs = options.configs()
+    load.set_wait(options.wait)
     raise_fd_limit(3 * (options.phones + options.dashboards) + 512)
     workdir = make_workdir()
     redis = None
@@ -137,13 +144,21 @@ async def run_config(
             bare = Workers("challenges.bench.bare:application", bare_ports, env, workdir)
             bare.start()
             targets.append((_bare(options, bare_ports), bare))
+        everyone = [w for _, w in targets]
+        conns = [c for t, _ in targets for c in (*t.phones, *t.dashboards)]
+        first = True
         for target, workers in targets:
-            results.append(await _connect(config, target, workers, options))
+            waited = "" if first else await wait_idle(everyone, conns, options.idle_cap)
+            first = False
+            results.append(await _connect(config, target, workers, options, waited))
         for scenario in options.scenarios:
             for target, workers in targets:
-                options.log(f"   {scenario} on {target.name}")
-                results.append(await _scenario(scenario, config, target, workers, options))
-                await asyncio.sleep(1)
+                waited = await wait_idle(everyone, conns, options.idle_cap)
+                options.log(f"   {scenario} on {target.name} ({waited})")
+                settle = functools.partial(wait_idle, everyone, conns, options.idle_cap)
+                results.append(
+                    await _scenario(scenario, config, target, workers, options, waited, settle)
+                )
         for target, workers in targets:
             await asyncio.gather(*(c.close() for c in [*target.phones, *target.dashboards]))
             if not workers.alive():
@@ -198,17 +213,50 @@ def _bare(options: Options, ports: list[int]) -> load.Bare:
     return load.Bare(phones, dashboards)
 
 
+async def wait_idle(workers: list[Workers], conns: list[load.Conn], cap: float) -> str:
+    """Wait until no worker process of ``workers`` used more than :data:`IDLE_CPU`
+    of a core over :data:`IDLE_SAMPLE` s and no socket of ``conns`` expects a
+    frame, at most ``cap`` seconds; what it still expected then is forgotten.
+    Returns the note for the next row: ``waited 12 s for idle`` (or why not)."""
+    start = time.perf_counter()
+    before, at = [w.cpu_each() for w in workers], time.perf_counter()
+    while True:
+        await asyncio.sleep(IDLE_SAMPLE)  # frames still on their way arrive meanwhile
+        after, now = [w.cpu_each() for w in workers], time.perf_counter()
+        busiest = max(
+            (b - a) / (now - at)
+            for old, new in zip(before, after, strict=True)
+            for a, b in zip(old, new, strict=True)
+        )
+        before, at = after, now
+        expected = sum(c.outstanding() for c in conns)
+        waited = now - start
+        if busiest < IDLE_CPU and not expected:
+            return f"waited {waited:.0f} s for idle"
+        if waited >= cap:
+            dropped = sum(c.forget() for c in conns)
+            return (
+                f"NOT idle after {waited:.0f} s (a worker at {busiest * 100:.0f}% CPU, "
+                f"{dropped} frames still expected)"
+            )
+
+
 def _client_cpu() -> float:
     t = os.times()
     return t.user + t.system
 
 
-async def _connect(config: Config, target: load.Target, workers: Workers, options) -> Result:
+async def _connect(
+    config: Config, target: load.Target, workers: Workers, options, waited: str
+) -> Result:
     """Open every phone, then every dashboard; resident memory per phone."""
     result = Result("connect", config.label, target.name)
     before = workers.stat()
     start = time.perf_counter()
-    times, failed = await load.open_all(target.phones, concurrency=options.connect_concurrency)
+    errors: Counter = Counter()
+    times, failed = await load.open_all(
+        target.phones, concurrency=options.connect_concurrency, errors=errors
+    )
     result.latencies = times
     result.lost = failed
     result.elapsed = time.perf_counter() - start
@@ -216,15 +264,25 @@ async def _connect(config: Config, target: load.Target, workers: Workers, option
     after = workers.stat()
     result.cpu_seconds = after.cpu - before.cpu
     per_phone = (after.rss_kb - before.rss_kb) / max(1, len(target.phones))
-    _, failed_dashboards = await load.open_all(target.dashboards, concurrency=4)
+    _, failed_dashboards = await load.open_all(target.dashboards, concurrency=4, errors=errors)
     result.lost += failed_dashboards
-    result.note = f"RSS {after.rss_kb / 1024:.0f} MB, +{per_phone:.0f} kB/phone"
+    notes = [waited] if waited else []
+    notes.append(f"RSS {after.rss_kb / 1024:.0f} MB, +{per_phone:.0f} kB/phone")
+    if errors:
+        notes.append("failed: " + ", ".join(f"{n} {k}" for k, n in errors.most_common()))
+    result.note = ", ".join(notes)
     options.log(f"   connect on {target.name}: {len(times)} phones, {result.note}")
     return result
 
 
 async def _scenario(
-    scenario: str, config: Config, target: load.Target, workers: Workers, options: Options
+    scenario: str,
+    config: Config,
+    target: load.Target,
+    workers: Workers,
+    options: Options,
+    waited: str,
+    settle,
 ) -> Result:
     result = Result(scenario, config.label, target.name)
     doubled, closed = target.counters()
@@ -234,7 +292,7 @@ async def _scenario(
         mark.update(cpu=workers.stat().cpu, client=_client_cpu(), wall=time.perf_counter())
 
     try:
-        await _play(scenario, target, options, result, remark)
+        await _play(scenario, target, options, result, remark, settle)
     except load.Lost as error:
         result.note = f"stopped: no answer within {load.WAIT:.0f} s ({error})"
         options.log(f"   {scenario} on {target.name}: {result.note}")
@@ -244,17 +302,17 @@ async def _scenario(
     doubled_after, closed_after = target.counters()
     result.doubled = doubled_after - doubled
     result.server_closed = closed_after - closed
-    notes = [result.note] if result.note else []
+    notes = [waited, *([result.note] if result.note else [])]
     notes.append(f"client CPU {client:.0f}%")
     if result.skipped:
         notes.append(f"{result.skipped} starts skipped (no idle pair)")
-    if scenario == "reconnect":
-        notes.append(f"all back in {result.elapsed:.1f} s")
+    if result.unplayable:
+        notes.append(f"{result.unplayable} pairs left out (a phone never connected)")
     result.note = ", ".join(notes)
     return result
 
 
-async def _play(scenario: str, target, options: Options, result: Result, remark) -> None:
+async def _play(scenario: str, target, options: Options, result: Result, remark, settle) -> None:
     if scenario == "paced":
         await load.paced(target, rate=options.rate, duration=options.duration, result=result)
     elif scenario == "saturation":
@@ -266,6 +324,12 @@ async def _play(scenario: str, target, options: Options, result: Result, remark)
     elif scenario == "time_out":
         await load.time_out(target, result=result)
     elif scenario == "reconnect":
-        await load.reconnect(target, result=result)
+
+        async def settled() -> str:  # worker CPU is counted from here: reconnects only
+            note = await settle()
+            remark()
+            return note
+
+        await load.reconnect(target, result=result, settle=settled)
     else:
         raise ValueError(f"unknown scenario {scenario!r}")

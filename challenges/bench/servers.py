@@ -174,6 +174,10 @@ class Workers:
         stats = [proc_stat(p.pid) for p in self.procs]
         return ProcStat(cpu=sum(s.cpu for s in stats), rss_kb=sum(s.rss_kb for s in stats))
 
+    def cpu_each(self) -> list[float]:
+        """CPU seconds of each worker process, in port order."""
+        return [proc_stat(p.pid).cpu for p in self.procs]
+
     def alive(self) -> bool:
         return all(p.poll() is None for p in self.procs)
 

@@ -4,6 +4,7 @@ subprocess, outside pytest's test database."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -34,6 +35,12 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
             "--quick",
             "--port-base",
             "8580",
+            # A row that never finds idle workers, or a frame that never comes,
+            # fails an assertion below instead of the subprocess timeout.
+            "--idle-cap",
+            "30",
+            "--wait",
+            "30",
             "--output",
             str(out),
         ],
@@ -50,5 +57,14 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
     for row in rows:
         assert int(row["n"]) > 0, row
         assert (row["lost"], row["doubled"], row["closed"]) == ("0", "0", "0"), row
+        # Every row but the first waited for idle workers and says how long.
+        if row is not rows[0]:
+            assert re.match(r"waited \d+ s for idle", row["note"]), row
+    notes = {(r["scenario"], r["app"]): r["note"] for r in rows}
+    for app in ("narrator", "bare"):
+        assert re.search(r"\b\d+ of 20 results after 2 s", notes["burst", app]), notes
+        assert re.search(
+            r"after the drop waited \d+ s for idle, 40 of 40 back in", notes["reconnect", app]
+        ), notes
     assert "0 challenges with a doubled loss" in done.stdout
     assert out.read_text().strip() == done.stdout.strip()

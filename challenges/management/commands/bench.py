@@ -53,6 +53,19 @@ class Command(BaseCommand):
             default="postgres://postgres@127.0.0.1:5432/postgres",
             help="server where narrator_bench_* databases are created and dropped",
         )
+        parser.add_argument(
+            "--wait",
+            type=float,
+            default=120.0,
+            help="seconds an ack, view or result may take before it counts as lost (late "
+            "ones are measured)",
+        )
+        parser.add_argument(
+            "--idle-cap",
+            type=float,
+            default=120.0,
+            help="before each row, wait at most this many seconds for the workers to be idle",
+        )
         parser.add_argument("--redis-port", type=int, default=6393)
         parser.add_argument("--port-base", type=int, default=8500)
         parser.add_argument("--no-bare", action="store_true", help="skip the bare baseline")
@@ -85,6 +98,8 @@ class Command(BaseCommand):
             postgres_url=opts["postgres_url"],
             redis_port=opts["redis_port"],
             port_base=opts["port_base"],
+            wait=opts["wait"],
+            idle_cap=opts["idle_cap"],
             bare=not opts["no_bare"],
             profile=Path(opts["profile"]).resolve() if opts["profile"] else None,
             log=lambda line: print(line, file=sys.stderr, flush=True),
@@ -95,6 +110,8 @@ class Command(BaseCommand):
             options.layers, options.workers = ("memory",), (1,)
         if options.phones < 2 or options.phones % 2 or options.dashboards < 1:
             raise CommandError("--phones must be even and at least 2; --dashboards at least 1.")
+        if options.wait <= 0 or options.idle_cap < 0:
+            raise CommandError("--wait must be positive and --idle-cap not negative.")
         if unknown := set(options.scenarios) - set(SCENARIOS):
             raise CommandError(f"Unknown scenarios: {', '.join(sorted(unknown))}.")
         if unknown := set(options.layers) - {"memory", "redis"}:
