@@ -70,11 +70,14 @@ class Conn:
         self.pending: dict[str, asyncio.Future] = {}
         self.acked: set[str] = set()
         self.waiters: list[tuple[Callable[[str], object], asyncio.Future]] = []
+        self.stamp = ""  # of the last view frame, as app.js keeps it
 
     async def open(self) -> None:
+        """Open the socket; a reconnect names the last stamp (``?v=``), as
+        ``static/narrator/app.js`` does, and may get ``pong`` instead of a view."""
         self.closing = False
         self.ws = await connect(
-            self.url,
+            f"{self.url}?v={self.stamp}" if self.stamp else self.url,
             origin=self.origin,
             additional_headers=self.headers,
             compression=None,
@@ -104,8 +107,13 @@ class Conn:
             self.server_closed += 1
 
     def _on_frame(self, now: float, frame: str) -> None:
+        if frame[:6] == "<!--v:":
+            self.stamp = frame[6 : frame.index("-->")]
         if frame[:1] == "{":
             data = json.loads(frame)
+            if data.get("type") == "pong":
+                self._match(now, frame)  # "your screen is current"
+                return
             if data.get("type") not in ("ack", "error"):
                 return
             future = self.pending.pop(data.get("id"), None)
@@ -119,6 +127,9 @@ class Conn:
             if not future.done():
                 future.set_result(data)
             return
+        self._match(now, frame)
+
+    def _match(self, now: float, frame: str) -> None:
         if not self.waiters:
             return
         still = []
@@ -325,13 +336,18 @@ class Bare(Target):
 
 # Connecting ------------------------------------------------------------------
 async def open_all(
-    conns: list[Conn], *, concurrency: int, errors: Counter | None = None
+    conns: list[Conn],
+    *,
+    concurrency: int,
+    errors: Counter | None = None,
+    answers: Counter | None = None,
 ) -> tuple[list[float], int]:
     """Open every socket (``concurrency`` handshakes at a time) and wait for its
     first view. Returns per-socket seconds to the view, and failures; each
     failure's kind (e.g. ``HTTP 403``: Daphne's handshake timeout) is counted in
-    ``errors``."""
+    ``errors``; each first answer (``view`` or ``pong``) in ``answers``."""
     gate = asyncio.Semaphore(concurrency)
+    answers = Counter() if answers is None else answers
     times: list[float] = []
     failed = 0
     errors = Counter() if errors is None else errors
@@ -339,13 +355,15 @@ async def open_all(
     async def one(conn: Conn) -> None:
         nonlocal failed
         async with gate:
-            # A phone's view holds id="live"; a dashboard's, the challenge list.
-            view = conn.wait(re.compile(r'(id="live"|id="challenge-list")'))
+            # A phone's view holds id="live"; a dashboard's, the challenge list;
+            # a reconnect naming a current stamp gets "pong" (its screen stays).
+            view = conn.wait(re.compile(r'(id="live"|id="challenge-list"|"type": "pong")'))
             start = time.perf_counter()
             try:
                 await conn.open()
-                arrived, _ = await within(view)
+                arrived, found = await within(view)
                 times.append(arrived - start)
+                answers["pong" if "pong" in str(found) else "view"] += 1
             except (OSError, Lost, TimeoutError) as error:
                 failed += 1
                 errors[_kind(error)] += 1
@@ -490,12 +508,17 @@ async def reconnect(
     settled = await settle() if settle is not None else ""
     start = time.perf_counter()
     errors: Counter = Counter()
-    times, failed = await open_all(target.phones, concurrency=len(target.phones), errors=errors)
+    answers: Counter = Counter()
+    times, failed = await open_all(
+        target.phones, concurrency=len(target.phones), errors=errors, answers=answers
+    )
     for t in times:
         result.add(t)
     result.lost += failed
     result.elapsed = time.perf_counter() - start
     back = f"{len(times)} of {len(target.phones)} back in {result.elapsed:.1f} s"
+    if answers["pong"]:
+        back += f" ({answers['pong']} current: pong, {answers['view']} whole views)"
     if errors:
         back += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"
     result.note = f"after the drop {settled}, {back}" if settled else back
