@@ -1,17 +1,22 @@
-"""narrator.layers: Channels' in-memory layer with its expiry scan throttled."""
+"""narrator.layers: Channels' in-memory layer with its expiry scan throttled.
+
+Plain test functions running their scenario with ``async_to_sync``: the session's
+Playwright browser keeps an event loop running in the main thread, where an
+``asyncio.run`` (or pytest-asyncio's runner) cannot start another."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
+from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer as ChannelsLayer
 
 from narrator import layers
 from narrator.layers import InMemoryChannelLayer
 
 
-async def test_a_group_send_reaches_every_member_once():
+def test_a_group_send_reaches_every_member_once():
     layer = InMemoryChannelLayer()
 
     async def scenario():
@@ -21,11 +26,11 @@ async def test_a_group_send_reaches_every_member_once():
         await layer.group_send("session.1", {"type": "session.updated", "time_out": True})
         return [await layer.receive(name) for name in names]
 
-    got = await scenario()
+    got = async_to_sync(scenario)()
     assert got == [{"type": "session.updated", "time_out": True}] * 50
 
 
-async def test_the_expiry_scan_runs_once_per_interval_not_once_per_call(monkeypatch):
+def test_the_expiry_scan_runs_once_per_interval_not_once_per_call(monkeypatch):
     scans = []
     monkeypatch.setattr(ChannelsLayer, "_clean_expired", lambda self: scans.append(1))
     layer = InMemoryChannelLayer()
@@ -37,12 +42,12 @@ async def test_the_expiry_scan_runs_once_per_interval_not_once_per_call(monkeypa
             await layer.group_send("g", {"type": "x"})
             await layer.receive(name)
 
-    await scenario()
+    async_to_sync(scenario)()
     # Channels' own layer scans 400 times here (every group_send and receive).
     assert len(scans) == 1
 
 
-async def test_expired_messages_and_their_channel_still_go(monkeypatch):
+def test_expired_messages_and_their_channel_still_go(monkeypatch):
     monkeypatch.setattr(layers, "CLEAN_INTERVAL", 0.0)
     layer = InMemoryChannelLayer(expiry=0)
 
@@ -54,13 +59,13 @@ async def test_expired_messages_and_their_channel_still_go(monkeypatch):
         await layer.group_send("g", {"type": "new"})  # its scan drops the expired message
         return layer.groups.get("g", {})
 
-    members = await scenario()
+    members = async_to_sync(scenario)()
     # An expired message removes its channel from every group, as in Channels.
     assert members == {}
 
 
 @pytest.mark.parametrize("interval", [0.0, 3600.0])
-async def test_flush_forgets_everything_and_rescans(monkeypatch, interval):
+def test_flush_forgets_everything_and_rescans(monkeypatch, interval):
     monkeypatch.setattr(layers, "CLEAN_INTERVAL", interval)
     layer = InMemoryChannelLayer()
 
@@ -71,5 +76,5 @@ async def test_flush_forgets_everything_and_rescans(monkeypatch, interval):
         await layer.flush()
         return layer.channels, layer.groups, layer._last_clean
 
-    channels, groups, last = await scenario()
+    channels, groups, last = async_to_sync(scenario)()
     assert (channels, groups, last) == ({}, {}, float("-inf"))
