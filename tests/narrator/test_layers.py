@@ -1,19 +1,26 @@
 """narrator.layers: Channels' in-memory layer with its expiry scan throttled.
 
-Plain test functions running their scenario with ``async_to_sync``: the session's
-Playwright browser keeps an event loop running in the main thread, where an
-``asyncio.run`` (or pytest-asyncio's runner) cannot start another."""
+Plain test functions running their scenario on a loop of its own in another
+thread: the session's Playwright browser keeps an event loop running in the
+main thread, where neither ``asyncio.run``, pytest-asyncio's runner nor
+``async_to_sync`` can start another."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import pytest
-from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer as ChannelsLayer
 
 from narrator import layers
 from narrator.layers import InMemoryChannelLayer
+
+
+def run(scenario):
+    """``scenario()``'s result, run by ``asyncio.run`` in a thread of its own."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, scenario()).result()
 
 
 def test_a_group_send_reaches_every_member_once():
@@ -26,7 +33,7 @@ def test_a_group_send_reaches_every_member_once():
         await layer.group_send("session.1", {"type": "session.updated", "time_out": True})
         return [await layer.receive(name) for name in names]
 
-    got = async_to_sync(scenario)()
+    got = run(scenario)
     assert got == [{"type": "session.updated", "time_out": True}] * 50
 
 
@@ -42,7 +49,7 @@ def test_the_expiry_scan_runs_once_per_interval_not_once_per_call(monkeypatch):
             await layer.group_send("g", {"type": "x"})
             await layer.receive(name)
 
-    async_to_sync(scenario)()
+    run(scenario)
     # Channels' own layer scans 400 times here (every group_send and receive).
     assert len(scans) == 1
 
@@ -59,7 +66,7 @@ def test_expired_messages_and_their_channel_still_go(monkeypatch):
         await layer.group_send("g", {"type": "new"})  # its scan drops the expired message
         return layer.groups.get("g", {})
 
-    members = async_to_sync(scenario)()
+    members = run(scenario)
     # An expired message removes its channel from every group, as in Channels.
     assert members == {}
 
@@ -76,5 +83,5 @@ def test_flush_forgets_everything_and_rescans(monkeypatch, interval):
         await layer.flush()
         return layer.channels, layer.groups, layer._last_clean
 
-    channels, groups, last = async_to_sync(scenario)()
+    channels, groups, last = run(scenario)
     assert (channels, groups, last) == ({}, {}, float("-inf"))
