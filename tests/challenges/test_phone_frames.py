@@ -19,7 +19,7 @@ from django.template.loader import render_to_string
 from challenges import rows, views
 from challenges.models import Challenge
 from characters.services import character_sheet
-from tests.factories import make_character, make_user
+from tests.factories import make_character, make_user, opposed_challenge
 from tests.faults.phones import Phone, current_play_stamp
 from tests.screen import rendered
 
@@ -159,17 +159,8 @@ async def test_a_version_already_shown_sends_nothing(game):
 
 
 def test_a_card_costs_one_query(game, django_assert_num_queries):
-    from challenges import services
 
-    challenge = services.challenge_open(
-        session=game["session"],
-        challenger=game["helen"],
-        defender=game["grady"],
-        category="physical",
-        bids=["Ferocious"],
-        user=game["helen_player"],
-        msg_id=uuid.uuid4().hex,
-    )
+    challenge = opposed_challenge(game["session"], game["helen"], game["grady"], bid="Ferocious")
     sheet = character_sheet(game["grady"], game["session"])
     with django_assert_num_queries(1):
         card = views.phone_challenge(game["grady"], game["session"], challenge.pk, sheet)
@@ -183,15 +174,7 @@ def test_both_phones_and_the_dashboards_of_a_worker_read_a_move_once(
 ):
     from challenges import services
 
-    challenge = services.challenge_open(
-        session=game["session"],
-        challenger=game["helen"],
-        defender=game["grady"],
-        category="physical",
-        bids=["Ferocious"],
-        user=game["helen_player"],
-        msg_id=uuid.uuid4().hex,
-    )
+    challenge = opposed_challenge(game["session"], game["helen"], game["grady"], bid="Ferocious")
     session, pk, version = game["session"], challenge.pk, challenge.version
     sheets = {c: character_sheet(game[c], session) for c in ("helen", "grady")}
     # The mover's worker kept the row it committed: no read at all, to render too.
@@ -226,17 +209,8 @@ def test_both_phones_and_the_dashboards_of_a_worker_read_a_move_once(
 
 
 def test_a_kept_row_is_a_copy_and_never_goes_back_a_version(game, django_assert_num_queries):
-    from challenges import services
 
-    challenge = services.challenge_open(
-        session=game["session"],
-        challenger=game["helen"],
-        defender=game["grady"],
-        category="physical",
-        bids=["Ferocious"],
-        user=game["helen_player"],
-        msg_id=uuid.uuid4().hex,
-    )
+    challenge = opposed_challenge(game["session"], game["helen"], game["grady"], bid="Ferocious")
     newer = Challenge.objects.get(pk=challenge.pk)
     newer.version += 1
     rows.committed_rows.remember(newer)
