@@ -364,12 +364,8 @@ def play_context(
     choice: dict = {"opponents": [], "opponent_search": False}
     if session is not None:
         session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
-        mine = Challenge.objects.filter(session=session).filter(
-            Q(challenger=character) | Q(defender=character)
-        )
-        open_ = list(mine.exclude(stage=Stage.RESOLVED).order_by("created_at"))
-        done = list(mine.filter(stage=Stage.RESOLVED).order_by("-resolved_at")[:RECENT_RESOLVED])
-        challenges = [_with_sheet(challenge_view(c, character), sheet) for c in open_ + done]
+        open_, done = _on_phone(character, session)
+        challenges = [_with_sheet(challenge_view(c, character), sheet) for c in [*open_, *done]]
         if with_opponents:
             choice = opponent_choice(session, character)
     return {
@@ -429,23 +425,30 @@ def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
     return view
 
 
+def _on_phone(character: Character, session: GameSession):
+    """The two querysets of what ``character``'s phone lists in ``session``: her
+    open challenges (oldest first), then her latest :data:`RECENT_RESOLVED`
+    results (newest first)."""
+    mine = Challenge.objects.filter(session=session).filter(
+        Q(challenger_id=character.pk) | Q(defender_id=character.pk)
+    )
+    return (
+        mine.exclude(stage=Stage.RESOLVED).order_by("created_at"),
+        mine.filter(stage=Stage.RESOLVED).order_by("-resolved_at")[:RECENT_RESOLVED],
+    )
+
+
 def phone_cards_shown(
     character: Character, session: GameSession
 ) -> tuple[dict[int, int], list[int]]:
     """What :func:`play_context` puts on ``character``'s phone, as ids only:
     ``({challenge id: version}, [ids of the results shown, newest first])``.
     Two small queries, nothing rendered."""
-    mine = Challenge.objects.filter(session=session).filter(
-        Q(challenger_id=character.pk) | Q(defender_id=character.pk)
-    )
-    shown = dict(mine.exclude(stage=Stage.RESOLVED).values_list("pk", "version"))
-    done = list(
-        mine.filter(stage=Stage.RESOLVED)
-        .order_by("-resolved_at")
-        .values_list("pk", "version")[:RECENT_RESOLVED]
-    )
-    shown.update(done)
-    return shown, [pk for pk, _ in done]
+    open_, done = _on_phone(character, session)
+    shown = dict(open_.values_list("pk", "version"))
+    results = list(done.values_list("pk", "version"))
+    shown.update(results)
+    return shown, [pk for pk, _ in results]
 
 
 def phone_challenge(
