@@ -9,6 +9,8 @@ import uuid
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
+from django.urls import reverse
+from sesame.utils import get_token
 
 from narrator.asgi import application
 
@@ -21,6 +23,15 @@ WAIT = 60.0
 def _session_cookie(user) -> str:
     client = Client()
     client.force_login(user)
+    return client.cookies["sessionid"].value
+
+
+@database_sync_to_async
+def join_cookie(user) -> str:
+    """The session cookie of a browser that came in through ``user``'s join link."""
+    client = Client()
+    response = client.get(reverse("join"), {"token": get_token(user, scope="join")})
+    assert response.status_code == 302
     return client.cookies["sessionid"].value
 
 

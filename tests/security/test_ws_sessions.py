@@ -15,23 +15,13 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from sesame.utils import get_token
 
 from characters.services import join_links_revoke
 from narrator.asgi import application
 from narrator.wsauth import resolve_user
-from tests.challenges.wsutil import _session_cookie
+from tests.challenges.wsutil import _session_cookie, join_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-@database_sync_to_async
-def _join_cookie(user) -> str:
-    """The session cookie of a browser that came in through ``user``'s join link."""
-    client = Client()
-    response = client.get(reverse("join"), {"token": get_token(user, scope="join")})
-    assert response.status_code == 302
-    return client.cookies["sessionid"].value
 
 
 async def _first(path: str, cookie: str | None) -> str:
@@ -59,7 +49,7 @@ def _narrate(world) -> str:
 
 
 async def test_revoking_join_links_refuses_the_next_reconnect(world):
-    cookie = await _join_cookie(world["helen_player"])
+    cookie = await join_cookie(world["helen_player"])
     assert 'id="live"' in await _first(_play(world), cookie)
     assert await database_sync_to_async(join_links_revoke)(user=world["helen_player"]) == 1
     assert await _first(_play(world), cookie) == "closed:4401"

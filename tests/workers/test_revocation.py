@@ -10,13 +10,10 @@ import subprocess
 import sys
 
 import pytest
-from channels.db import database_sync_to_async
-from django.test import Client
-from django.urls import reverse
-from sesame.utils import get_token
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from tests.challenges.wsutil import join_cookie
 from tests.workers.procs import ROOT, worker_env
 
 pytestmark = [
@@ -32,14 +29,6 @@ REVOKE = (
     "from characters.services import join_links_revoke\n"
     "print(join_links_revoke(user=get_user_model().objects.get(username='helen')))\n"
 )
-
-
-@database_sync_to_async
-def _join_cookie(user) -> str:
-    client = Client()
-    response = client.get(reverse("join"), {"token": get_token(user, scope="join")})
-    assert response.status_code == 302
-    return client.cookies["sessionid"].value
 
 
 async def _first(worker, path: str, cookie: str) -> str:
@@ -61,7 +50,7 @@ async def _first(worker, path: str, cookie: str) -> str:
 async def test_a_revocation_from_another_process_refuses_reconnects_everywhere(game, start_workers):
     a, b = start_workers(2)
     path = f"/ws/play/{game['helen'].pk}/"
-    cookie = await _join_cookie(game["helen_player"])
+    cookie = await join_cookie(game["helen_player"])
     for worker in (a, b):
         assert 'id="live"' in await _first(worker, path, cookie)
     revoked = subprocess.run(
