@@ -66,19 +66,19 @@ def broadcast_on_commit(groups: Iterable[str], event_type: str, **ids: int | boo
     outbox instead, and the consumer sends it from the event loop when the
     action returns: no trip from the database thread to the loop per move."""
     groups = list(dict.fromkeys(groups))
-    transaction.on_commit(lambda: _deliver(groups, {"type": event_type, **ids}))
+    transaction.on_commit(lambda: _deliver(groups, event_type, ids))
 
 
 Outbox = list[tuple[list[str], dict]]
 _outbox: ContextVar[Outbox | None] = ContextVar("narrator_outbox", default=None)
 
 
-def _deliver(groups: list[str], message: dict) -> None:
+def _deliver(groups: list[str], event_type: str, ids: dict) -> None:
     outbox = _outbox.get()
     if outbox is None:
-        async_to_sync(_group_send_each)(groups, message)
+        broadcast(groups, event_type, **ids)
     else:
-        outbox.append((groups, message))
+        outbox.append((groups, {"type": event_type, **ids}))
 
 
 @contextmanager
