@@ -26,6 +26,7 @@ _ONE_EVENT_PER_ACTION = {
     "challenge.throw": "threw",
     "challenge.relent": "relented",
     "challenge.void": "voided",
+    "presence.set": "presence_set",
 }
 
 

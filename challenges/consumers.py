@@ -52,6 +52,7 @@ from challenges import heartbeat, schema, services, views
 from challenges.ratelimit import ACTION_COST, HEARTBEAT_COST, TokenBucket
 from challenges.realtime import (
     character_group,
+    chronicle_group,
     collecting,
     narrators_group,
     send_collected,
@@ -294,7 +295,7 @@ class PlayConsumer(BaseConsumer):
             await self.close(code=4403)
             return
         self.character, self.session = found
-        groups = [character_group(self.character.pk)]
+        groups = [character_group(self.character.pk), chronicle_group(self.character.chronicle_id)]
         if self.session is not None:
             groups.append(session_group(self.session.pk))
         await self.join(*groups)
@@ -322,7 +323,24 @@ class PlayConsumer(BaseConsumer):
         return True
 
     def _parts(self) -> heartbeat.Parts:
-        return heartbeat.play_parts(self.character.pk, self.session and self.session.pk)
+        return heartbeat.play_parts(
+            self.character.pk, self.session and self.session.pk, self.character.chronicle_id
+        )
+
+    def _follow_seat(self) -> bool:
+        """Re-seat her if her chronicle's open session is no longer the one this
+        phone shows (a session started or ended, ``session.changed``, or a
+        missed one seen in the stamp's ``seat``). True if it moved; then the
+        stamp parts are those of the new seat."""
+        seat = self.stamp_parts.get("seat", (0,))[0]
+        if seat == (self.session.pk if self.session is not None else 0):
+            return False
+        found = views.player_seat(self.scope["user"], self.character.pk)
+        if found is None:
+            return False
+        self.character, self.session = found
+        self.stamp_parts = self._parts()
+        return True
 
     async def current_parts(self) -> heartbeat.Parts:
         return await database_sync_to_async(self._parts)()
@@ -332,7 +350,12 @@ class PlayConsumer(BaseConsumer):
         # Stamp before rendering: a move committed in between makes the stamp
         # stale (one extra resync), never a stale view with a current stamp.
         self.stamp_parts = self._parts()
-        context = views.play_context(self.character, self.session, with_opponents=False)
+        old = self.session
+        moved = self._follow_seat()
+        # A new seat gets the "Challenge someone" form again (shown, or hidden without a session).
+        context = views.play_context(self.character, self.session, with_opponents=moved)
+        context["start_oob"] = moved
+        self.regroup = (old, self.session) if moved else None
         self.sheet = context["sheet"]
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
@@ -402,7 +425,25 @@ class PlayConsumer(BaseConsumer):
         )
 
     async def send_view(self) -> None:
-        await self.send_stamped(await self._render_view())
+        html = await self._render_view()
+        if getattr(self, "regroup", None):
+            old, new = self.regroup
+            self.regroup = None
+            await self._move_groups(old, new)
+        await self.send_stamped(html)
+
+    async def _move_groups(self, old, new) -> None:
+        """Leave the session group of ``old`` and join ``new``'s (sessions or None)."""
+        if old is not None:
+            gone = session_group(old.pk)
+            self.joined = [g for g in self.joined if g != gone]
+            try:
+                await self.channel_layer.group_discard(gone, self.channel_name)
+            except Exception as error:  # noqa: BLE001 - the group entry expires anyway
+                log.warning("leaving %s failed (%r)", gone, error)
+        if new is not None:
+            self.joined.append(session_group(new.pk))
+        await self.rejoin()
 
     @database_sync_to_async
     def _render_time_out(self) -> str:
@@ -439,6 +480,10 @@ class PlayConsumer(BaseConsumer):
             await self.send_stamped(_time_out_html(self.session.time_out))
             return
         await self.send_stamped(await self._render_time_out())
+
+    async def session_changed(self, event: dict) -> None:
+        # A session started or ended in her chronicle: her whole view, re-seated.
+        await self.send_view()
 
     # Actions --------------------------------------------------------------
     def _require_session(self):
@@ -519,6 +564,9 @@ class NarrateConsumer(BaseConsumer):
         "static.open": "open_static",
         "simple.open": "open_simple",
         "challenge.void": "void",
+        "session.start": "start_session",
+        "session.end": "end_session",
+        "presence.set": "set_presence",
     }
 
     async def connect(self) -> None:
@@ -534,8 +582,13 @@ class NarrateConsumer(BaseConsumer):
             return
         self.session = session
         self.known: dict[int, int] = {}  # challenge id -> version shown
-        self.known_roster: dict[int, tuple[int, int]] = {}  # character id -> (health, lost)
-        await self.join(narrators_group(session.pk), session_group(session.pk))
+        # character id -> (health, lost, on a break)
+        self.known_roster: dict[int, tuple[int, int, int]] = {}
+        await self.join(
+            narrators_group(session.pk),
+            session_group(session.pk),
+            chronicle_group(session.chronicle_id),
+        )
         await self.send_view()
 
     def _parts(self) -> heartbeat.Parts:
@@ -545,8 +598,12 @@ class NarrateConsumer(BaseConsumer):
         return await database_sync_to_async(self._parts)()
 
     @staticmethod
-    def _roster_entry(entry) -> tuple[int, int]:
-        return (int(entry.sheet.health), sum(c.lost for c in entry.sheet.categories))
+    def _roster_entry(entry) -> tuple[int, int, int]:
+        return (
+            int(entry.sheet.health),
+            sum(c.lost for c in entry.sheet.categories),
+            int(entry.sheet.on_break),
+        )
 
     @database_sync_to_async
     def _render_view(self) -> str:
@@ -620,6 +677,11 @@ class NarrateConsumer(BaseConsumer):
             await self.send_stamped(html)
 
     async def character_updated(self, event: dict) -> None:
+        if event.get("presence"):
+            # A narrator marked someone present, on a break or absent: the roster
+            # and the static/simple choices change together (rare: the whole view).
+            await self.send_view()
+            return
         cause = None
         if "challenge_id" in event and "version" in event:
             cause = (event["challenge_id"], event["version"])
@@ -628,6 +690,16 @@ class NarrateConsumer(BaseConsumer):
 
     async def session_updated(self, event: dict) -> None:
         await self.send_stamped(await self._render_controls())
+
+    async def session_changed(self, event: dict) -> None:
+        # Another session of the chronicle is open now: this dashboard goes
+        # there (static/narrator/app.js answers "goto"); none: it shows its own
+        # session ended, with the button that starts the next.
+        session_id = int(event.get("session_id") or 0)
+        if session_id and session_id != self.session.pk:
+            await self.send_json({"type": "goto", "url": views.dashboard_url(session_id)})
+            return
+        await self.send_view()
 
     @database_sync_to_async
     def time_out(self, message: dict, msg_id: str) -> None:
@@ -657,6 +729,30 @@ class NarrateConsumer(BaseConsumer):
             character=views.character_in_session(self.session, _field(message, "character", int)),
             narrator_throw=_field(message, "narrator_throw", str, required=False, limit=10),
             stakes=_field(message, "stakes", str, required=False) or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def start_session(self, message: dict, msg_id: str) -> None:
+        services.session_start(
+            chronicle=self.session.chronicle,
+            user=self.scope["user"],
+            name=_field(message, "name", str, required=False, limit=200) or "",
+            number=_field(message, "number", int),
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def end_session(self, message: dict, msg_id: str) -> None:
+        services.session_end(session=self.session, user=self.scope["user"], msg_id=msg_id)
+
+    @database_sync_to_async
+    def set_presence(self, message: dict, msg_id: str) -> None:
+        services.presence_set(
+            session=self.session,
+            character=views.character_in_session(self.session, _field(message, "character", int)),
+            status=_field(message, "status", str, limit=10),
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -10,13 +10,15 @@ rendering anything on a healthy ping.
 A stamp is the digest of *parts*, small tuples of integers that change whenever
 what the screen shows changes:
 
-- a phone: ``session`` (time out, ended) and ``screen`` (her challenges in the
+- a phone: ``session`` (time out, ended), ``screen`` (her challenges in the
   session: count, sum of ``Challenge.version``, highest id; Traits she lost
-  tonight; her health level; not who is present: the websocket view does not
-  list opponents, so an arrival must not make every phone resync);
+  tonight; her health level; whether she is on a break; not who is present:
+  the websocket view does not list opponents, so an arrival must not make
+  every phone resync) and ``seat`` (her chronicle's open session id, 0: none);
 - a dashboard: ``session``; ``challenges`` (the newest ``DASHBOARD_LIMIT``:
-  count, sum of versions, highest id); ``roster`` (characters present, sum of
-  their health levels, Traits lost in the session).
+  count, sum of versions, highest id); ``roster`` (characters on the roster,
+  i.e. not absent: count, sum of their health levels, Traits they lost in the
+  session, how many are on a break).
 
 ``Challenge.version`` only grows and every move bumps it, so a sum of versions
 changes on every move. A consumer that sends a partial frame (one dashboard row,
@@ -71,7 +73,11 @@ def _tables() -> dict[str, str]:
 _PLAY_SQL = """
 SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m,
   (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = s.id AND l.character_id = %(character)s),
-  (SELECT p.health FROM {presence} p WHERE p.session_id = s.id AND p.character_id = %(character)s)
+  (SELECT p.health FROM {presence} p WHERE p.session_id = s.id AND p.character_id = %(character)s),
+  (SELECT COUNT(*) FROM {presence} p WHERE p.session_id = s.id
+     AND p.character_id = %(character)s AND p.status = 'break'),
+  (SELECT COALESCE(MAX(o.id), 0) FROM {session} o
+     WHERE o.chronicle_id = s.chronicle_id AND o.ended_at IS NULL)
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(version), 0) AS v, COALESCE(MAX(id), 0) AS m
    FROM {challenge} WHERE session_id = %(session)s
@@ -81,13 +87,16 @@ WHERE s.id = %(session)s
 
 _DASHBOARD_SQL = """
 SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m, r.n, r.h,
-  (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = s.id)
+  (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = s.id AND l.character_id IN
+     (SELECT character_id FROM {presence} WHERE session_id = s.id AND status <> 'absent')),
+  r.b
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v, COALESCE(MAX(x.id), 0) AS m
    FROM (SELECT id, version FROM {challenge} WHERE session_id = %(session)s
          ORDER BY created_at DESC LIMIT %(limit)s) x) c,
-  (SELECT COUNT(*) AS n, COALESCE(SUM(health), 0) AS h
-   FROM {presence} WHERE session_id = %(session)s) r
+  (SELECT COUNT(*) AS n, COALESCE(SUM(health), 0) AS h,
+     COALESCE(SUM(CASE WHEN status = 'break' THEN 1 ELSE 0 END), 0) AS b
+   FROM {presence} WHERE session_id = %(session)s AND status <> 'absent') r
 WHERE s.id = %(session)s
 """
 
@@ -100,14 +109,25 @@ def _row(sql: str, params: dict) -> tuple[int, ...] | None:
     return None if row is None else tuple(-1 if v is None else int(v) for v in row)
 
 
-def play_parts(character_id: int, session_id: int | None) -> Parts:
-    """The parts of a phone's view (one query); ``{}`` without a session."""
+_SEAT_SQL = """
+SELECT COALESCE(MAX(id), 0) FROM {session} WHERE chronicle_id = %(chronicle)s AND ended_at IS NULL
+"""
+
+
+def play_parts(character_id: int, session_id: int | None, chronicle_id: int | None = None) -> Parts:
+    """The parts of a phone's view (one query): ``session``, ``screen`` and
+    ``seat`` (the id of her chronicle's open session now, 0 if none: a phone
+    that missed ``session.changed`` learns it on its next ping). Without a
+    session: only ``seat`` if ``chronicle_id`` is given, else ``{}``."""
     if session_id is None:
-        return {}
+        if chronicle_id is None:
+            return {}
+        row = _row(_SEAT_SQL, {"chronicle": chronicle_id})
+        return {"seat": row} if row is not None else {}
     row = _row(_PLAY_SQL, {"character": character_id, "session": session_id})
     if row is None:
         return {}
-    return {"session": row[:2], "screen": row[2:]}
+    return {"session": row[:2], "screen": row[2:-1], "seat": row[-1:]}
 
 
 def dashboard_parts(session_id: int, limit: int) -> Parts:
@@ -118,10 +138,12 @@ def dashboard_parts(session_id: int, limit: int) -> Parts:
     return {"session": row[:2], "challenges": row[2:5], "roster": row[5:]}
 
 
-def roster_part(rows: dict[int, tuple[int, int]]) -> tuple[int, int, int]:
-    """The ``roster`` part of the roster rows a dashboard shows, ``{id: (health, lost)}``."""
+def roster_part(rows: dict[int, tuple[int, int, int]]) -> tuple[int, int, int, int]:
+    """The ``roster`` part of the roster rows a dashboard shows,
+    ``{id: (health, lost, on a break 0/1)}``."""
     return (
         len(rows),
-        sum(health for health, _ in rows.values()),
-        sum(lost for _, lost in rows.values()),
+        sum(health for health, _, _ in rows.values()),
+        sum(lost for _, lost, _ in rows.values()),
+        sum(on_break for _, _, on_break in rows.values()),
     )

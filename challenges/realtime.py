@@ -23,11 +23,19 @@ CHALLENGE_UPDATED = "challenge.updated"  # {"challenge_id", "session_id", "versi
 SESSION_UPDATED = "session.updated"  # {"session_id", "time_out"?}: time out, resume, ended
 # {"character_id", "session_id", "challenge_id"?, "version"?}: sheet changed (by that challenge)
 CHARACTER_UPDATED = "character.updated"
+# {"chronicle_id", "session_id"}: a session started or ended; session_id is the
+# chronicle's open session now, 0 when none is open.
+SESSION_CHANGED = "session.changed"
 
 
 def character_group(character_id: int) -> str:
     """Every phone of one character."""
     return f"character.{character_id}"
+
+
+def chronicle_group(chronicle_id: int) -> str:
+    """Every phone and dashboard of one chronicle, whatever session it shows."""
+    return f"chronicle.{chronicle_id}"
 
 
 def narrators_group(session_id: int) -> str:

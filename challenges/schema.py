@@ -138,6 +138,21 @@ class SessionSwitch(Action):
     """Time out or Resume: nothing but the id."""
 
 
+class SessionStart(Action):
+    """Start the next session: ``number`` is the one the narrator confirmed
+    ("Start session 5"), so a second tap or a second tablet starts nothing more."""
+
+    number: Number
+    name: OptionalText(200)
+
+
+class PresenceSet(Action):
+    """A narrator marks a character present, on a break or absent."""
+
+    character: Number
+    status: Literal["present", "break", "absent"]
+
+
 class StaticOpen(Action):
     character: Number
     category: Text(20)
@@ -168,6 +183,9 @@ SCHEMAS: dict[str, type[Action]] = {
     "static.open": StaticOpen,
     "simple.open": SimpleOpen,
     "challenge.void": ChallengeVoid,
+    "session.start": SessionStart,
+    "session.end": SessionSwitch,
+    "presence.set": PresenceSet,
 }
 
 _WORDS = {
@@ -188,7 +206,9 @@ def _plain(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
     name = ".".join(str(part) for part in first["loc"][:1]) or "message"
     kind = first["type"]
-    if kind in _WORDS:
+    if kind == "literal_error" and name == "status":
+        words = "must be present, break or absent"
+    elif kind in _WORDS:
         words = _WORDS[kind]
     elif kind == "value_error":  # our validators' own words
         words = str(first.get("ctx", {}).get("error", "is not valid"))

@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from challenges.models import Challenge
 from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
@@ -28,6 +29,8 @@ from characters.models import Character, Chronicle, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet, character_sheets
 
 RECENT_RESOLVED = 5  # resolved challenges kept on a phone
+#: Presences a dashboard lists: absent characters leave the roster.
+ON_ROSTER = (Presence.Status.PRESENT, Presence.Status.BREAK)
 DASHBOARD_LIMIT = 300  # challenges listed on a dashboard
 
 
@@ -299,7 +302,8 @@ def _seat_sql() -> tuple[str, str]:
     open_session = (
         f"SELECT s.*, EXISTS (SELECT 1 FROM {table(presence)} p "
         f"WHERE p.{col(presence, 'session')} = s.{col(session, 'id')} "
-        f"AND p.{col(presence, 'character')} = %s) AS seated "
+        f"AND p.{col(presence, 'character')} = %s "
+        f"AND p.{col(presence, 'status')} <> '{Presence.Status.ABSENT.value}') AS seated "
         f"FROM {table(session)} s "
         f"WHERE s.{col(session, 'chronicle')} = %s AND s.{col(session, 'ended_at')} IS NULL "
         f"ORDER BY s.{col(session, 'started_at')} DESC LIMIT 1"
@@ -308,9 +312,10 @@ def _seat_sql() -> tuple[str, str]:
 
 
 def player_seat(user, character_id: int) -> tuple[Character, GameSession | None] | None:
-    """``user``'s character and its chronicle's open session; marks her present.
-    None if the character is not hers. Two queries when she is already present
-    (a phone reconnecting), a few more on her arrival."""
+    """``user``'s character and its chronicle's open session; marks her present
+    (again, if a narrator had marked her absent). None if the character is not
+    hers. Two queries when she is already present (a phone reconnecting), a
+    few more on her arrival."""
     mine, open_session = _seat_sql()
     character = next(iter(Character.objects.raw(mine, [int(character_id), user.pk])), None)
     if character is None:
@@ -319,9 +324,13 @@ def player_seat(user, character_id: int) -> tuple[Character, GameSession | None]
         iter(GameSession.objects.raw(open_session, [character.pk, character.chronicle_id])), None
     )
     if session is not None and not session.seated:
-        _, arrived = Presence.objects.get_or_create(
+        presence, arrived = Presence.objects.get_or_create(
             session=session, character=character, defaults={"health": character.health}
         )
+        # Marked absent by a narrator, she opens her phone: she is back.
+        if not arrived and presence.status == Presence.Status.ABSENT:
+            Presence.objects.filter(pk=presence.pk).update(status=Presence.Status.PRESENT)
+            arrived = True
         if arrived:
             broadcast_on_commit(
                 [narrators_group(session.pk)],
@@ -387,11 +396,16 @@ OPPONENT_QUERY_MAX = 60  # characters of a search kept
 def present_opponents(
     session: GameSession, character: Character, query: str = "", limit: int = OPPONENT_RESULTS
 ) -> list[Character]:
-    """Characters present at ``session`` but ``character``, by name: those whose
+    """Characters present at ``session`` (not on a break, not absent) but
+    ``character``, by name: those whose
     name contains ``query`` (any case; all when empty), at most ``limit``.
     One query, whatever the number present."""
     present = (
-        Character.objects.filter(presences__session=session, chronicle=session.chronicle_id)
+        Character.objects.filter(
+            presences__session=session,
+            presences__status=Presence.Status.PRESENT,
+            chronicle=session.chronicle_id,
+        )
         .exclude(pk=character.pk)
         .order_by("name", "pk")
         .only("name")
@@ -508,7 +522,9 @@ def dashboard_context(session: GameSession) -> dict:
         .select_related("challenger", "defender")
         .order_by("-created_at")[:DASHBOARD_LIMIT]
     )
-    present = Character.objects.filter(presences__session=session).select_related("player")
+    present = Character.objects.filter(
+        presences__session=session, presences__status__in=ON_ROSTER
+    ).select_related("player")
     return {
         "session": session,
         "challenges": challenges,
@@ -532,7 +548,9 @@ def dashboard_row_context(
 def roster_row_context(session: GameSession, character_id: int) -> dict | None:
     """One roster row, or None if the character is not present."""
     character = (
-        Character.objects.filter(presences__session=session, pk=character_id)
+        Character.objects.filter(
+            presences__session=session, presences__status__in=ON_ROSTER, pk=character_id
+        )
         .select_related("player")
         .first()
     )
@@ -599,21 +617,43 @@ def play(request: HttpRequest, character_id: int) -> HttpResponse:
 
 @login_required
 def narrate_index(request: HttpRequest) -> HttpResponse:
-    """The narrator's entry: her chronicle's open session, or a list if several."""
-    sessions = [
-        s
-        for s in GameSession.objects.filter(ended_at__isnull=True).select_related("chronicle")
-        if s.chronicle.is_narrator(request.user)
+    """The narrator's entry: her chronicle's open session, else its latest (ended,
+    with "Start session N" on it), or a list if she narrates several chronicles
+    with a session. A chronicle with no session at all gets a page with "Start
+    session 1"; that button POSTs ``chronicle`` here, which starts it
+    (``services.session_start``) and goes to its dashboard."""
+    chronicles = [
+        c for c in Chronicle.objects.prefetch_related("narrators") if c.is_narrator(request.user)
     ]
-    if not sessions:
-        raise PermissionDenied("You narrate no chronicle with an open session.")
-    if len(sessions) == 1:
-        return redirect("narrate", session_id=sessions[0].pk)
-    return render(
-        request,
-        "challenges/home.html",
-        {"characters": [], "sessions": [(s.chronicle, s) for s in sessions]},
-    )
+    if request.method == "POST":
+        return _start_first_session(request, chronicles)
+    if not chronicles:
+        raise PermissionDenied("You narrate no chronicle.")
+    sessions = [(c, c.open_session() or c.latest_session()) for c in chronicles]
+    with_session = [(c, s) for c, s in sessions if s is not None]
+    if len(with_session) == 1:
+        return redirect("narrate", session_id=with_session[0][1].pk)
+    if not with_session and len(chronicles) == 1:
+        return render(request, "challenges/narrate_start.html", {"chronicle": chronicles[0]})
+    return render(request, "challenges/home.html", {"characters": [], "sessions": sessions})
+
+
+def _start_first_session(request: HttpRequest, chronicles: list[Chronicle]) -> HttpResponse:
+    from challenges.services import ActionRefused, session_start
+
+    chronicle = next((c for c in chronicles if str(c.pk) == request.POST.get("chronicle")), None)
+    if chronicle is None:
+        raise PermissionDenied("You do not narrate this chronicle.")
+    try:
+        session = session_start(chronicle=chronicle, user=request.user, number=1)
+    except ActionRefused:  # started meanwhile (another tablet): go to it
+        session = chronicle.open_session() or chronicle.latest_session()
+    return redirect("narrate", session_id=session.pk)
+
+
+def dashboard_url(session_id: int) -> str:
+    """The address of a session's dashboard."""
+    return reverse("narrate", args=[session_id])
 
 
 @login_required

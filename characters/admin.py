@@ -194,7 +194,7 @@ class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         """End each selected chronicle's open session and open a new one: every
         lost Trait is restored, the old session keeps its history."""
         for chronicle in queryset:
-            session = session_start(chronicle=chronicle)
+            session = session_start(chronicle=chronicle, user=request.user)
             self.message_user(
                 request, f"{chronicle}: new session {session} started.", messages.SUCCESS
             )

@@ -36,6 +36,10 @@ class Chronicle(models.Model):
         """The session being played now, or None between evenings."""
         return self.sessions.filter(ended_at__isnull=True).first()
 
+    def latest_session(self) -> "GameSession | None":
+        """The newest session, open or ended (None before the first evening)."""
+        return self.sessions.order_by("-number", "-started_at").first()
+
     def is_narrator(self, user) -> bool:
         """True if ``user`` may referee this chronicle (its narrators, and superusers)."""
         if not user.is_authenticated:
@@ -52,6 +56,9 @@ class GameSession(models.Model):
 
     chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="sessions")
     name = models.CharField(max_length=200, blank=True)
+    number = models.PositiveIntegerField(
+        default=0, help_text="Sessions of a chronicle are numbered 1, 2, 3… as they start."
+    )
     started_at = models.DateTimeField(auto_now_add=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     time_out = models.BooleanField(default=False)
@@ -72,9 +79,31 @@ class GameSession(models.Model):
         when = self.name or (f"{self.started_at:%Y-%m-%d}" if self.started_at else "new")
         return f"{self.chronicle}: {when}"
 
+    def save(self, *args, **kwargs):
+        # Numbered as it is created: one more than the chronicle's latest.
+        if not self.number and self.chronicle_id is not None:
+            self.number = self.next_number
+        super().save(*args, **kwargs)
+
     @property
     def is_open(self) -> bool:
         return self.ended_at is None
+
+    @property
+    def label(self) -> str:
+        """What screens call the session: its name, else "Session 5 · 24 Nov 2026"."""
+        if self.name:
+            return self.name
+        when = f" · {self.started_at:%d %b %Y}" if self.started_at else ""
+        return f"Session {self.number}{when}"
+
+    @property
+    def next_number(self) -> int:
+        """The number the chronicle's next session will get (one query)."""
+        latest = GameSession.objects.filter(chronicle_id=self.chronicle_id).aggregate(
+            n=models.Max("number")
+        )["n"]
+        return (latest or 0) + 1
 
 
 class Character(models.Model):
@@ -161,7 +190,15 @@ class Ability(models.Model):
 
 
 class Presence(models.Model):
-    """A character present at a session, with her health level for the evening."""
+    """A character at a session, with her health level for the evening and her
+    ``status``: present, on a break (out of character: nobody can challenge
+    her, seeds/000 "Time") or absent (gone: off the roster and the opponent
+    lists until her phone opens again)."""
+
+    class Status(models.TextChoices):
+        PRESENT = "present", "present"
+        BREAK = "break", "on a break"
+        ABSENT = "absent", "absent"
 
     session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="presences")
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="presences")
@@ -170,6 +207,7 @@ class Presence(models.Model):
         default=HealthLevel.HEALTHY.value,
     )
     arrived_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PRESENT)
 
     class Meta:
         verbose_name_plural = "presences"

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -65,6 +64,13 @@ class Sheet:
     categories: list[CategoryLines]
     negatives: list[TraitLine]
     abilities: list[Ability] = field(default_factory=list)
+    #: Her ``Presence.Status`` value tonight ("present" when not seated).
+    status: str = Presence.Status.PRESENT.value
+
+    @property
+    def on_break(self) -> bool:
+        """On a break (out of character): nobody can challenge her (seeds/000 "Time")."""
+        return self.status == Presence.Status.BREAK
 
     def held(self, category: Category) -> int:
         """Trait count of ``category`` held tonight (what a tie compares)."""
@@ -91,6 +97,7 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
     ids = [c.pk for c in characters]
     losses: Counter[int] = Counter()
     health: dict[int, HealthLevel] = {}
+    status: dict[int, str] = {}
     if session is not None:
         rows = (
             TraitLoss.objects.filter(session=session, character_id__in=ids)
@@ -99,10 +106,11 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
             .values_list("trait_id", "n")
         )
         losses.update(dict(rows))
-        for character_id, level in Presence.objects.filter(
+        for character_id, level, seat in Presence.objects.filter(
             session=session, character_id__in=ids
-        ).values_list("character_id", "health"):
+        ).values_list("character_id", "health", "status"):
             health[character_id] = HealthLevel(level)
+            status[character_id] = seat
     lines: dict[int, list[TraitLine]] = {pk: [] for pk in ids}
     for t in Trait.objects.filter(character_id__in=ids).order_by("name"):
         lines[t.character_id].append(
@@ -132,34 +140,20 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
             ],
             negatives=[t for t in lines[c.pk] if t.negative],
             abilities=abilities[c.pk],
+            status=status.get(c.pk, Presence.Status.PRESENT.value),
         )
         for c in characters
     }
 
 
-def session_start(*, chronicle: Chronicle, name: str = "") -> GameSession:
-    """End ``chronicle``'s open session (if any) and open a new one.
+def session_start(*, chronicle: Chronicle, name: str = "", user=None) -> GameSession:
+    """End ``chronicle``'s open session (if any) and open the next one: every
+    lost Trait is restored, the old session keeps its history. The one flow is
+    ``challenges.services.session_start`` (it voids the old session's unresolved
+    challenges and moves every open screen); this is its name here."""
+    from challenges.services import session_start as start  # challenges depends on characters
 
-    Losses are recorded per session, so every lost Trait is restored in the new
-    session while the old one keeps its history. Characters present last time
-    are present again, at their sheet's starting health.
-    """
-    with transaction.atomic():
-        previous = (
-            GameSession.objects.select_for_update()
-            .filter(chronicle=chronicle, ended_at__isnull=True)
-            .first()
-        )
-        present: list[int] = []
-        if previous is not None:
-            present = list(previous.presences.values_list("character_id", flat=True))
-            previous.ended_at = timezone.now()
-            previous.time_out = False
-            previous.save(update_fields=["ended_at", "time_out"])
-        session = GameSession.objects.create(chronicle=chronicle, name=name)
-        for character in Character.objects.filter(pk__in=present):
-            Presence.objects.create(session=session, character=character, health=character.health)
-    return session
+    return start(chronicle=chronicle, name=name, user=user)
 
 
 def presence_join(*, session: GameSession, character: Character) -> Presence:

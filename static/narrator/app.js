@@ -178,3 +178,16 @@
     });
   }, 1000);
 })();
+
+// Sessions: a dashboard whose session was followed by a new one is told
+// {"type": "goto", "url": "/narrate/<id>/"} and goes there (same site only).
+(function () {
+  "use strict";
+  document.addEventListener("htmx:wsBeforeMessage", function (evt) {
+    var message = evt.detail.message;
+    if (typeof message !== "string" || message.indexOf('{"type": "goto"') !== 0) return;
+    var data;
+    try { data = JSON.parse(message); } catch (e) { return; }
+    if (typeof data.url === "string" && /^\/[^\/\\]/.test(data.url)) location.replace(data.url);
+  });
+})();

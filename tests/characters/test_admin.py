@@ -299,7 +299,7 @@ def test_challenge_history_cannot_be_added_changed_or_deleted(rf, admin_user, mo
 
 
 def test_events_cannot_be_touched_through_the_admin(admin_client, lost_resilient):
-    event = Event.objects.get()
+    event = Event.objects.get(kind="resolved")
 
     assert admin_client.get(admin_url(Event, "add")).status_code == 403
     assert admin_client.get(admin_url(Event, "delete", event.pk)).status_code == 403
