@@ -161,3 +161,18 @@ def opposed_challenge(
         )
     challenge.refresh_from_db()
     return challenge
+
+
+def grady_loses_resilient(game):
+    """In ``evening()``'s session Helen attacks Grady (Ferocious against
+    Resilient, her Paper on his Rock): he loses Resilient and a health level.
+    Returns the resolved Challenge."""
+    return opposed_challenge(
+        game["session"],
+        game["helen"],
+        game["grady"],
+        bid="Ferocious",
+        answer="Resilient",
+        throws=("paper", "rock"),
+        is_attack=True,
+    )

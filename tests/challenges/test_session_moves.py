@@ -15,22 +15,12 @@ from challenges import services
 from challenges.realtime import collecting
 from characters.models import Chronicle, GameSession, Presence
 from tests.challenges.wsutil import act, connect, drain, expect
-from tests.factories import make_user, opposed_challenge
+from tests.factories import grady_loses_resilient, make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
-@database_sync_to_async
-def _grady_loses_resilient(game):
-    opposed_challenge(
-        game["session"],
-        game["helen"],
-        game["grady"],
-        bid="Ferocious",
-        answer="Resilient",
-        throws=("paper", "rock"),
-        is_attack=True,
-    )
+_grady_loses_resilient = database_sync_to_async(grady_loses_resilient)
 
 
 @database_sync_to_async

@@ -17,7 +17,7 @@ from challenges.models import Challenge, Event, TraitLoss
 from challenges.rules import Category, HealthLevel, Outcome, Stage
 from characters.models import Chronicle, GameSession, Presence
 from characters.services import character_sheet
-from tests.factories import make_user, opposed_challenge
+from tests.factories import grady_loses_resilient, make_user, opposed_challenge
 
 pytestmark = pytest.mark.django_db
 
@@ -29,15 +29,7 @@ def _id() -> str:
 def _played_evening(game):
     """Grady lost Resilient and a health level (an attack, Helen's Paper on his
     Rock); a second challenge of Helen's against him is still open."""
-    lost = opposed_challenge(
-        game["session"],
-        game["helen"],
-        game["grady"],
-        bid="Ferocious",
-        answer="Resilient",
-        throws=("paper", "rock"),
-        is_attack=True,
-    )
+    lost = grady_loses_resilient(game)
     open_ = opposed_challenge(game["session"], game["helen"], game["grady"], bid="Quick")
     assert lost.stage == Stage.RESOLVED and open_.stage != Stage.RESOLVED
     return lost, open_
