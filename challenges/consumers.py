@@ -5,7 +5,8 @@ Client → server frames are JSON objects ``{"id": str, "action": str, ...}``
 (htmx's ws extension sends a form's fields this way). Server → client frames are
 either HTML fragments swapped in by id (the view) or JSON control frames:
 ``{"type": "ack", "id": ..., "status": "ok" | "already_done"}``,
-``{"type": "error", "id": ..., "message": ...}`` and ``{"type": "pong"}``.
+``{"type": "error", "id": ..., "message": ...}``, ``{"type": "pong"}`` and, to a
+dashboard whose session was followed by another, ``{"type": "goto", "url": ...}``.
 On every (re)connect the client gets its full current view.
 
 Every frame is checked by ``challenges.schema`` (shape) and a per-connection
@@ -85,6 +86,11 @@ def _echoed_stamp(scope: dict) -> str | None:
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     value = query.get("v", [""])[0]
     return value if heartbeat.looks_like_stamp(value) else None
+
+
+def _goto(session_id: int) -> dict[str, str]:
+    """The control frame that sends a dashboard to session ``session_id``'s."""
+    return {"type": "goto", "url": views.dashboard_url(session_id)}
 
 
 class BadMessage(Exception):
@@ -581,6 +587,9 @@ class NarrateConsumer(BaseConsumer):
             await self.close(code=4403)
             return
         self.session = session
+        # Shown open: if it ends while this dashboard shows it and another
+        # session opens, a missed session.changed is repaired on the next ping.
+        self.shown_open = session.ended_at is None
         self.known: dict[int, int] = {}  # challenge id -> version shown
         # character id -> (health, lost, on a break)
         self.known_roster: dict[int, tuple[int, int, int]] = {}
@@ -609,12 +618,21 @@ class NarrateConsumer(BaseConsumer):
     def _render_view(self) -> str:
         self.stamp_parts = self._parts()  # before rendering, as on a phone
         context = views.dashboard_context(self.session)
+        if self.shown_open and self.session.ended_at is not None:
+            self.shown_open = False
+            following = self.session.chronicle.open_session()
+            if following is not None:
+                return json.dumps(_goto(following.pk))
         self.known = {c.pk: c.version for c in context["challenges"]}
         self.known_roster = {e.character.pk: self._roster_entry(e) for e in context["roster"]}
         return render_to_string("challenges/narrate_live.html", context)
 
     async def send_view(self) -> None:
-        await self.send_stamped(await self._render_view())
+        html = await self._render_view()
+        if html.startswith("{"):  # a control frame: this dashboard moves on
+            await self.send(text_data=html)
+            return
+        await self.send_stamped(html)
 
     def _oob_row(self, template: str, context_of, known: dict, pk: int, cause, shown_of) -> str:
         """One dashboard row (a challenge or a roster entry), inserted if this
@@ -697,7 +715,8 @@ class NarrateConsumer(BaseConsumer):
         # session ended, with the button that starts the next.
         session_id = int(event.get("session_id") or 0)
         if session_id and session_id != self.session.pk:
-            await self.send_json({"type": "goto", "url": views.dashboard_url(session_id)})
+            self.shown_open = False
+            await self.send_json(_goto(session_id))
             return
         await self.send_view()
 

@@ -185,9 +185,9 @@
   "use strict";
   document.addEventListener("htmx:wsBeforeMessage", function (evt) {
     var message = evt.detail.message;
-    if (typeof message !== "string" || message.indexOf('{"type": "goto"') !== 0) return;
+    if (typeof message !== "string" || message.charAt(0) !== "{") return;
     var data;
     try { data = JSON.parse(message); } catch (e) { return; }
-    if (typeof data.url === "string" && /^\/[^\/\\]/.test(data.url)) location.replace(data.url);
+    if (data.type === "goto" && typeof data.url === "string" && /^\/[^\/\\]/.test(data.url)) location.replace(data.url);
   });
 })();

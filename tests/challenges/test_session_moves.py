@@ -215,3 +215,24 @@ async def test_the_admin_action_moves_open_phones_and_dashboards_too(game):
     await expect(tablet, lambda f: (_goto(f) or {}).get("url") == reverse("narrate", args=[new.pk]))
     for socket in (grady, helen, tablet, second):
         await socket.disconnect()
+
+
+async def test_a_dashboard_that_missed_the_move_follows_on_its_next_ping(game):
+    tablet, view = await connect(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
+    stamp = view[len("<!--v:") : view.index("-->")]
+
+    @database_sync_to_async
+    def start_and_lose_the_broadcast():
+        with collecting():
+            return services.session_start(chronicle=game["chronicle"], user=game["narrator"])
+
+    new = await start_and_lose_the_broadcast()
+    await tablet.send_to(text_data=json.dumps({"action": "ping", "v": stamp}))
+
+    url = reverse("narrate", args=[new.pk])
+    await expect(tablet, lambda f: (_goto(f) or {}).get("url") == url)
+    await tablet.disconnect()
+    # Opened later, the old dashboard stays (its history) and links to the new one.
+    old, view = await connect(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
+    assert f'href="{url}"' in view and "Go to Session 2 · " in view
+    await old.disconnect()
