@@ -33,6 +33,7 @@ from django.urls import reverse
 
 from challenges import services
 from challenges.models import Challenge
+from characters.models import GameSession, Presence
 from tests.security.conftest import challenge_at
 from tests.security.wsrec import open_socket, snapshot
 
@@ -194,8 +195,12 @@ def _prepare(world, action: str) -> tuple[dict, object]:
             session=world["session"], user=world["narrator"], msg_id=uuid.uuid4().hex
         )
         return {}, None
-    if action == "session.time_out":
+    if action in ("session.time_out", "session.end"):
         return {}, None
+    if action == "session.start":
+        return {"number": "2"}, None
+    if action == "presence.set":
+        return {"character": str(helen.pk), "status": "break"}, None
     if action == "static.open":
         return {"character": str(helen.pk), "category": "physical", "difficulty": "3"}, None
     if action == "simple.open":
@@ -209,6 +214,12 @@ def _changed(world, action: str, target, before: dict, after: dict) -> bool:
         return dict(before["time_out"])[session_id] != dict(after["time_out"])[session_id]
     if action in ("challenge.open", "static.open", "simple.open"):
         return Challenge.objects.filter(challenger=world["helen"]).exists()
+    if action in ("session.start", "session.end"):
+        return GameSession.objects.get(pk=session_id).ended_at is not None
+    if action == "presence.set":
+        return Presence.objects.get(session_id=session_id, character=world["helen"]).status != (
+            "present"
+        )
     versions = {pk: (version, stage) for pk, version, stage in after["challenges"]}
     old = {pk: (version, stage) for pk, version, stage in before["challenges"]}
     return versions[target.pk] != old[target.pk]
@@ -227,6 +238,9 @@ NARRATE_ACTIONS = [
     "static.open",
     "simple.open",
     "challenge.void",
+    "session.start",
+    "session.end",
+    "presence.set",
 ]
 # player, other_player, narrator, other_narrator, admin, anonymous
 WS_TABLE = {
