@@ -207,7 +207,10 @@ class Presence(models.Model):
         default=HealthLevel.HEALTHY.value,
     )
     arrived_at = models.DateTimeField(auto_now_add=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PRESENT)
+    # db_default too: rows written in plain SQL (a bulk import) arrive present.
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PRESENT, db_default=Status.PRESENT
+    )
 
     class Meta:
         verbose_name_plural = "presences"

@@ -32,6 +32,7 @@ class Migration(migrations.Migration):
             field=models.CharField(
                 choices=[("present", "present"), ("break", "on a break"), ("absent", "absent")],
                 default="present",
+                db_default="present",
                 max_length=10,
             ),
         ),
