@@ -146,8 +146,8 @@ class SessionInline(admin.TabularInline):
     """The chronicle's sessions, newest first; new ones come from the action."""
 
     model = GameSession
-    fields = ["name", "started_at", "ended_at", "time_out"]
-    readonly_fields = ["started_at", "ended_at", "time_out"]
+    fields = ["number", "name", "started_at", "ended_at", "time_out"]
+    readonly_fields = ["number", "started_at", "ended_at", "time_out"]
     extra = 0
     can_delete = False
     show_change_link = True
@@ -259,8 +259,23 @@ class GameSessionAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     list_filter = [OpenFilter, ("chronicle", RelatedOnly), "time_out"]
     list_select_related = ["chronicle"]
     search_fields = ["name", "chronicle__name"]
-    fields = ["chronicle", "name", "started_at", "ended_at", "time_out", "time_out_since"]
-    readonly_fields = ["chronicle", "started_at", "ended_at", "time_out", "time_out_since"]
+    fields = [
+        "chronicle",
+        "number",
+        "name",
+        "started_at",
+        "ended_at",
+        "time_out",
+        "time_out_since",
+    ]
+    readonly_fields = [
+        "chronicle",
+        "number",
+        "started_at",
+        "ended_at",
+        "time_out",
+        "time_out_since",
+    ]
     date_hierarchy = "started_at"
     inlines = [PresenceInline]
 
@@ -281,8 +296,8 @@ class PresenceAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
 
     chronicle_path = "session__chronicle"
     form = PresenceForm
-    list_display = ["character", "session", "health", "arrived_at"]
-    list_filter = [("session__chronicle", RelatedOnly), "health"]
+    list_display = ["character", "session", "health", "status", "arrived_at"]
+    list_filter = [("session__chronicle", RelatedOnly), "health", "status"]
     list_select_related = ["character", "session__chronicle"]
     search_fields = ["character__name", "session__name"]
     readonly_fields = ["arrived_at"]
