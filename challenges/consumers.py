@@ -615,7 +615,9 @@ class NarrateConsumer(BaseConsumer):
         )
 
     @database_sync_to_async
-    def _render_view(self) -> str:
+    def _render_view(self, with_choices: bool = False) -> str:
+        """The whole dashboard; ``with_choices``: also the static challenge's
+        and simple test's character choices (who is here changed)."""
         self.stamp_parts = self._parts()  # before rendering, as on a phone
         context = views.dashboard_context(self.session)
         if self.shown_open and self.session.ended_at is not None:
@@ -625,10 +627,13 @@ class NarrateConsumer(BaseConsumer):
                 return json.dumps(_goto(following.pk))
         self.known = {c.pk: c.version for c in context["challenges"]}
         self.known_roster = {e.character.pk: self._roster_entry(e) for e in context["roster"]}
-        return render_to_string("challenges/narrate_live.html", context)
+        html = render_to_string("challenges/narrate_live.html", context)
+        if with_choices:
+            html += render_to_string("challenges/_character_choices_oob.html", context)
+        return html
 
-    async def send_view(self) -> None:
-        html = await self._render_view()
+    async def send_view(self, with_choices: bool = False) -> None:
+        html = await self._render_view(with_choices)
         if html.startswith("{"):  # a control frame: this dashboard moves on
             await self.send(text_data=html)
             return
@@ -698,7 +703,7 @@ class NarrateConsumer(BaseConsumer):
         if event.get("presence"):
             # A narrator marked someone present, on a break or absent: the roster
             # and the static/simple choices change together (rare: the whole view).
-            await self.send_view()
+            await self.send_view(with_choices=True)
             return
         cause = None
         if "challenge_id" in event and "version" in event:

@@ -145,6 +145,8 @@ def test_breaks_absences_and_arrivals_show_where_they_should(live, phone, tablet
     # Ines leaves: off the roster and Helen's list.
     narrator.tap(narrator.control("button", "Ines has left"))
     expect(roster.locator("li", has_text="Ines")).to_have_count(0, timeout=AT_ONCE)
+    for choice in ("#static-character option", "#simple-character option"):
+        expect(narrator.page.locator(choice)).to_have_text(["Grady", "Helen"])
     helen.tap(start)
     helen.tap(start)
     expect(chips).to_have_text(["Grady"])
