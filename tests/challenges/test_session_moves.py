@@ -95,9 +95,9 @@ async def test_ending_a_session_shows_no_session_tonight_and_the_start_button(ga
 
     # From the ended session's dashboard, the next one starts; a phone that had
     # no session gets its sheet and the "Challenge someone" form.
-    reply, _ = await act(second, action="session.start", number=2)
+    reply, _ = await act(second, action="session.start", number=2, name="The Masquerade Ball")
     assert reply["status"] == "ok"
-    frames = await expect(grady, "Session 2 · ")
+    frames = await expect(grady, '<p class="session-label">The Masquerade Ball</p>')
     assert 'id="start" hx-swap-oob="true"' in frames[-1] and "Challenge someone" in frames[-1]
     # A second tap on the same confirmation starts nothing more.
     reply, _ = await act(tablet, action="session.start", number=2)
