@@ -246,16 +246,25 @@ class ChallengeView:
             head = f"{winner} wins."
         else:
             head = "You win!" if self.i_won else "You lose."
-        if state.relented:
-            head += " (relented)"
         names = {state.challenger.character_id: state.challenger.name}
         if state.defender is not None:
             names[state.defender.character_id] = state.defender.name
+        mine = self.viewer_id
+        own = _own_losses(
+            [loss.trait for loss in state.losses if loss.character_id == mine], mine in state.wounds
+        )
+        if own:
+            # Her own losses, second person, right after the head: "You lose: your
+            # Quick is lost and you lose a health level."
+            stem = head.rstrip(".!") + (" (relented)" if state.relented else "")
+            head = f"{stem}: {own}."
+        elif state.relented:
+            head += " (relented)"
         parts = []
         for character_id, name in names.items():
             lost = [loss.trait for loss in state.losses if loss.character_id == character_id]
             wounded = character_id in state.wounds
-            if not lost and not wounded:
+            if character_id == mine or (not lost and not wounded):
                 continue
             what = []
             if lost:
@@ -264,6 +273,27 @@ class ChallengeView:
                 what.append("a health level")
             parts.append(f"{name} loses {' and '.join(what)}.")
         return " ".join([head, *parts])
+
+    @property
+    def viewer_id(self) -> int | None:
+        """The id of the character whose phone this is (None on a dashboard)."""
+        if self.side == Side.CHALLENGER:
+            return self.state.challenger.character_id
+        if self.side == Side.DEFENDER and self.state.defender is not None:
+            return self.state.defender.character_id
+        return None
+
+
+def _own_losses(traits: list[str], wounded: bool) -> str:
+    """What a player lost, in the second person: "your Quick is lost", "your
+    Quick and Tough are lost and you lose a health level", "" for nothing."""
+    what = []
+    if traits:
+        names = traits[0] if len(traits) == 1 else f"{', '.join(traits[:-1])} and {traits[-1]}"
+        what.append(f"your {names} {'is' if len(traits) == 1 else 'are'} lost")
+    if wounded:
+        what.append("you lose a health level")
+    return " and ".join(what)
 
 
 def challenge_view(challenge: Challenge, character: Character | None) -> ChallengeView:

@@ -80,7 +80,12 @@ async def _play_helen_against_grady_with_a_tie(game):
     await expect(helen, ("You win!", "Grady loses Resilient and a health level"))
     # The loser's Trait is struck out on her sheet for the rest of the session.
     lost = '<s class="lost" title="lost tonight">Resilient'
-    await expect(grady, "You lose.", lost, frames=grady_frames)
+    await expect(
+        grady,
+        "You lose: your Resilient is lost and you lose a health level.",
+        lost,
+        frames=grady_frames,
+    )
     loss = await _get(TraitLoss.objects.select_related("trait"), character=game["grady"])
     assert (loss.trait.name, loss.challenge_id) == ("Resilient", challenge.pk)
     assert (await _get(Presence, character=game["grady"])).health == 1  # Bruised
