@@ -604,7 +604,9 @@ shared_renders = SharedRenders()
 # Pages ---------------------------------------------------------------------
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """Where a login lands: straight to the only character, else a list."""
+    """Where a login lands: straight to the only character, or to the narrator's
+    entry (``narrate_index``) for a narrator of one chronicle who plays no
+    character; else a list."""
     characters = list(
         Character.objects.filter(player=request.user).select_related("chronicle").order_by("name")
     )
@@ -613,6 +615,8 @@ def home(request: HttpRequest) -> HttpResponse:
     ]
     if len(characters) == 1 and not chronicles:
         return redirect("play", character_id=characters[0].pk)
+    if len(chronicles) == 1 and not characters:
+        return redirect("narrate_index")
     sessions = [(c, c.open_session()) for c in chronicles]
     return render(request, "challenges/home.html", {"characters": characters, "sessions": sessions})
 
