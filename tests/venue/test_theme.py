@@ -66,3 +66,14 @@ def test_both_themes_define_the_same_colours_and_no_colour_is_written_out_elsewh
 def test_contrast_is_computed_as_wcag_says():
     assert contrast("#000000", "#ffffff") == pytest.approx(21)
     assert contrast("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)
+
+
+@pytest.mark.django_db
+def test_every_page_names_the_favicon_and_sets_the_theme_before_paint(client):
+    from django.contrib.staticfiles import finders
+
+    page = client.get("/accounts/login/").content.decode()
+    assert '<link rel="icon" href="/static/narrator/favicon.svg" type="image/svg+xml">' in page
+    assert finders.find("narrator/favicon.svg")
+    # The theme script runs before the stylesheet loads: no light flash in the dark.
+    assert page.index("document.documentElement.dataset.theme") < page.index("narrator.css")
