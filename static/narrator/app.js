@@ -194,6 +194,17 @@
     showTheme();
   });
   showTheme();
+  // No choice made on this device: follow the device when it switches (dusk, a dark hall).
+  var prefersDark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)");
+  if (prefersDark && prefersDark.addEventListener) {
+    prefersDark.addEventListener("change", function (evt) {
+      var chosen = null;
+      try { chosen = localStorage.getItem(THEME_KEY); } catch (e) { /* none */ }
+      if (chosen) return;
+      document.documentElement.dataset.theme = evt.matches ? "dark" : "light";
+      showTheme();
+    });
+  }
 
   // A form with data-confirm (the header's "Log out") asks once before it goes.
   document.addEventListener("submit", function (evt) {

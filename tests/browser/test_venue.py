@@ -63,10 +63,17 @@ def test_the_phone_follows_the_devices_dark_preference_and_remembers_its_toggle(
     helen.connected()
     assert page.evaluate("document.documentElement.dataset.theme") == "light"
     expect(helen.control("button", "Dark theme")).to_have_attribute("aria-pressed", "false")
-    # Another device that prefers light starts light; the narrator's tablet too.
+    # Another device that prefers light starts light.
     other = _helen(live, browser, color_scheme="light")
     assert other.page.evaluate("document.documentElement.dataset.theme") == "light"
     assert _colour(other.page, "body") == "rgb(247, 244, 238)"
+    # It chose nothing, so it follows its device when that switches to dark.
+    other.page.emulate_media(color_scheme="dark")
+    expect(other.page.locator("html")).to_have_attribute("data-theme", "dark")
+    # The first device chose light: it stays light whatever the device says.
+    page.emulate_media(color_scheme="light")
+    page.emulate_media(color_scheme="dark")
+    expect(page.locator("html")).to_have_attribute("data-theme", "light")
 
 
 def test_the_phone_header_names_chronicle_character_and_session(live, browser, tablet):
