@@ -20,6 +20,8 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from challenges.models import Challenge
 from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
@@ -176,19 +178,27 @@ class ChallengeView:
     @property
     def waiting_on(self) -> str:
         """Whose move it is, in words: "Grady", "Helen and Grady", "" when over."""
+        return self._waiting_on(str)
+
+    @property
+    def waiting_on_html(self) -> SafeString:
+        """:attr:`waiting_on` with each name inside ``<bdi>`` (safe HTML)."""
+        return mark_safe(self._waiting_on(bdi))  # every name went through bdi()
+
+    def _waiting_on(self, name: Callable[[str], str]) -> str:
         stage = self.state.stage
         if stage == Stage.RESOLVED:
             return ""
         if stage in (Stage.BID, Stage.DECLARE_CHALLENGER):
-            return self.challenger_name
+            return name(self.challenger_name)
         if stage in (Stage.RESPONSE, Stage.DECLARE_DEFENDER):
-            return self.defender_name
+            return name(self.defender_name)
         test = self.state.current_test
         names = []
         if test is None or test.challenger_throw is None:
-            names.append(self.challenger_name)
+            names.append(name(self.challenger_name))
         if self.state.kind == Kind.OPPOSED and (test is None or test.defender_throw is None):
-            names.append(self.defender_name)
+            names.append(name(self.defender_name))
         return " and ".join(names)
 
     @property
@@ -231,6 +241,15 @@ class ChallengeView:
     @property
     def outcome_text(self) -> str:
         """The result in words for this viewer, with what was lost."""
+        return self._outcome(str)
+
+    @property
+    def outcome_html(self) -> SafeString:
+        """:attr:`outcome_text` with each name and Trait inside ``<bdi>`` (safe
+        HTML): a name with a right-to-left override cannot garble the sentence."""
+        return mark_safe(self._outcome(bdi))  # every name went through bdi()
+
+    def _outcome(self, name: Callable[[str], str]) -> str:
         state = self.state
         if state.outcome is None:
             return ""
@@ -246,27 +265,64 @@ class ChallengeView:
                 if state.outcome == Outcome.CHALLENGER_WINS
                 else self.defender_name
             )
-            head = f"{winner} wins."
+            head = f"{name(winner)} wins."
         else:
             head = "You win!" if self.i_won else "You lose."
-        if state.relented:
-            head += " (relented)"
         names = {state.challenger.character_id: state.challenger.name}
         if state.defender is not None:
             names[state.defender.character_id] = state.defender.name
+        mine = self.viewer_id
+        own = _own_losses(
+            [name(loss.trait) for loss in state.losses if loss.character_id == mine],
+            mine in state.wounds,
+        )
+        if own:
+            # Her own losses, second person, right after the head: "You lose: your
+            # Quick is lost and you lose a health level."
+            stem = head.rstrip(".!") + (" (relented)" if state.relented else "")
+            head = f"{stem}: {own}."
+        elif state.relented:
+            head += " (relented)"
         parts = []
-        for character_id, name in names.items():
-            lost = [loss.trait for loss in state.losses if loss.character_id == character_id]
+        for character_id, who in names.items():
+            lost = [name(loss.trait) for loss in state.losses if loss.character_id == character_id]
             wounded = character_id in state.wounds
-            if not lost and not wounded:
+            if character_id == mine or (not lost and not wounded):
                 continue
             what = []
             if lost:
                 what.append(", ".join(lost))
             if wounded:
                 what.append("a health level")
-            parts.append(f"{name} loses {' and '.join(what)}.")
+            parts.append(f"{name(who)} loses {' and '.join(what)}.")
         return " ".join([head, *parts])
+
+    @property
+    def viewer_id(self) -> int | None:
+        """The id of the character whose phone this is (None on a dashboard)."""
+        if self.side == Side.CHALLENGER:
+            return self.state.challenger.character_id
+        if self.side == Side.DEFENDER and self.state.defender is not None:
+            return self.state.defender.character_id
+        return None
+
+
+def bdi(text: str) -> str:
+    """``text`` escaped inside ``<bdi>``: a user-supplied name or Trait isolated
+    from the sentence around it (a right-to-left override stays inside)."""
+    return format_html("<bdi>{}</bdi>", text)
+
+
+def _own_losses(traits: list[str], wounded: bool) -> str:
+    """What a player lost, in the second person: "your Quick is lost", "your
+    Quick and Tough are lost and you lose a health level", "" for nothing."""
+    what = []
+    if traits:
+        names = traits[0] if len(traits) == 1 else f"{', '.join(traits[:-1])} and {traits[-1]}"
+        what.append(f"your {names} {'is' if len(traits) == 1 else 'are'} lost")
+    if wounded:
+        what.append("you lose a health level")
+    return " and ".join(what)
 
 
 def challenge_view(challenge: Challenge, character: Character | None) -> ChallengeView:
@@ -592,7 +648,9 @@ shared_renders = SharedRenders()
 # Pages ---------------------------------------------------------------------
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """Where a login lands: straight to the only character, else a list."""
+    """Where a login lands: straight to the only character, or to the narrator's
+    entry (``narrate_index``) for a narrator of one chronicle who plays no
+    character; else a list."""
     characters = list(
         Character.objects.filter(player=request.user).select_related("chronicle").order_by("name")
     )
@@ -601,6 +659,8 @@ def home(request: HttpRequest) -> HttpResponse:
     ]
     if len(characters) == 1 and not chronicles:
         return redirect("play", character_id=characters[0].pk)
+    if len(chronicles) == 1 and not characters:
+        return redirect("narrate_index")
     sessions = [(c, c.open_session()) for c in chronicles]
     return render(request, "challenges/home.html", {"characters": characters, "sessions": sessions})
 

@@ -213,4 +213,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "WARNING")},
+    # A 403 or 404 is an expected refusal: one line, no traceback (narrator.logs).
+    "filters": {"refusals": {"()": "narrator.logs.OneLineRefusals"}},
+    "loggers": {"django.request": {"filters": ["refusals"]}},
 }

@@ -3,7 +3,8 @@ from django.contrib.auth import views as auth_views
 from django.db import connection
 from django.http import HttpResponse
 from django.urls import include, path
-from sesame.views import LoginView as JoinView
+
+from characters.views import JoinView
 
 
 def healthz(request):

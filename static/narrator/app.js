@@ -177,6 +177,49 @@
       el.textContent = Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
     });
   }, 1000);
+
+  // Theme: base.html set <html data-theme> before first paint; the header's toggle
+  // flips it and remembers the choice on this device.
+  var THEME_KEY = "narrator-theme";
+  function showTheme() {
+    var toggle = $("theme-toggle");
+    if (toggle) toggle.setAttribute("aria-pressed", String(document.documentElement.dataset.theme === "dark"));
+  }
+  document.addEventListener("click", function (evt) {
+    var toggle = evt.target.closest && evt.target.closest("#theme-toggle");
+    if (!toggle) return;
+    var theme = document.documentElement.dataset.theme === "dark" ? "light" : "dark";
+    document.documentElement.dataset.theme = theme;
+    try { localStorage.setItem(THEME_KEY, theme); } catch (e) { /* private mode: this page only */ }
+    showTheme();
+  });
+  showTheme();
+  // No choice made on this device: follow the device when it switches (dusk, a dark hall).
+  var prefersDark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)");
+  if (prefersDark && prefersDark.addEventListener) {
+    prefersDark.addEventListener("change", function (evt) {
+      var chosen = null;
+      try { chosen = localStorage.getItem(THEME_KEY); } catch (e) { /* none */ }
+      if (chosen) return;
+      document.documentElement.dataset.theme = evt.matches ? "dark" : "light";
+      showTheme();
+    });
+  }
+
+  // A form with data-confirm (the header's "Log out") asks once before it goes.
+  document.addEventListener("submit", function (evt) {
+    var question = evt.target.dataset && evt.target.dataset.confirm;
+    if (question && !window.confirm(question)) evt.preventDefault();
+  });
+
+  // "Challenge someone" folded sticks to an edge of the screen (narrator.css);
+  // opened, its form is brought into view wherever the page was scrolled.
+  document.addEventListener("toggle", function (evt) {
+    var details = evt.target;
+    if (details.matches && details.matches("details.start") && details.open) {
+      details.scrollIntoView({ block: "start" });
+    }
+  }, true);
 })();
 
 // Sessions: a dashboard whose session was followed by a new one is told

@@ -181,7 +181,7 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
         "You win! Grady loses Resilient and a health level."
     )
     expect(grady.card(pk).get_by_role("status")).to_have_text(
-        "You lose. Grady loses Resilient and a health level."
+        "You lose: your Resilient is lost and you lose a health level."
     )
     expect(grady.card(pk)).to_contain_text("Helen threw Rock")
     assert helen.taps <= 5, f"the challenger needed {helen.taps} taps"
@@ -263,7 +263,7 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
     expect(narrator.control("button", "Time out")).to_be_visible()
     helen.tap(helen.control("button", "Rock"))
     grady.tap(grady.control("button", "Paper"))
-    expect(helen.card(pk + 2).get_by_role("status")).to_have_text("You lose. Helen loses Brawny.")
+    expect(helen.card(pk + 2).get_by_role("status")).to_have_text("You lose: your Brawny is lost.")
     expect(dashboard.locator(f"#challenge-{pk + 2}").get_by_role("status")).to_have_text(
         "Grady wins. Helen loses Brawny."
     )

@@ -77,10 +77,17 @@ async def _play_helen_against_grady_with_a_tie(game):
         grady, action="challenge.declare", challenge=challenge.pk, count=5
     )
     assert reply["status"] == "ok"
-    await expect(helen, ("You win!", "Grady loses Resilient and a health level"))
+    await expect(
+        helen, ("You win!", "<bdi>Grady</bdi> loses <bdi>Resilient</bdi> and a health level")
+    )
     # The loser's Trait is struck out on her sheet for the rest of the session.
-    lost = '<s class="lost" title="lost tonight">Resilient'
-    await expect(grady, "You lose.", lost, frames=grady_frames)
+    lost = '<s class="lost" title="lost tonight"><bdi>Resilient'
+    await expect(
+        grady,
+        "You lose: your <bdi>Resilient</bdi> is lost and you lose a health level.",
+        lost,
+        frames=grady_frames,
+    )
     loss = await _get(TraitLoss.objects.select_related("trait"), character=game["grady"])
     assert (loss.trait.name, loss.challenge_id) == ("Resilient", challenge.pk)
     assert (await _get(Presence, character=game["grady"])).health == 1  # Bruised
@@ -189,7 +196,7 @@ async def test_a_reconnecting_phone_gets_the_current_state(game):
     helen, view = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
     # Each throw shown is marked for the frame audit (challenges.audit).
     assert re.search(r"you threw <strong data-throw=\"paper\"[^>]*>Paper</strong>", view)
-    assert re.search(r"Grady threw <strong data-throw=\"rock\"[^>]*>Rock</strong>", view)
+    assert re.search(r"<bdi>Grady</bdi> threw <strong data-throw=\"rock\"[^>]*>Rock</strong>", view)
     assert "You win!" in view
     await helen.disconnect()
     await grady.disconnect()

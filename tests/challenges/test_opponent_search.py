@@ -87,7 +87,7 @@ def test_a_search_shows_at_most_twenty_matches_and_says_there_are_more(helen_cli
 
 def test_a_search_without_a_match_says_so(helen_client, game):
     html = _search(helen_client, game["helen"], "zed").content.decode()
-    assert _defenders(html) == set() and "Nobody here matches “zed”." in html
+    assert _defenders(html) == set() and "Nobody here matches “<bdi>zed</bdi>”." in html
 
 
 def test_another_players_character_cannot_be_searched_from(helen_client, game):

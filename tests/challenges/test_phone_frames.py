@@ -115,7 +115,7 @@ async def test_a_result_moves_the_winners_card_and_redraws_the_losers_view(game)
     assert "You win!" in helen.view
     # Grady lost Tough: his whole view (sheet, bid buttons, health) is redrawn.
     assert any('id="live"' in f and 'id="sheet"' in f for f in grady_frames)
-    assert "You lose." in grady.view and 'class="lost"' in grady.view
+    assert "You lose: your <bdi>Tough</bdi> is lost." in grady.view and 'class="lost"' in grady.view
     for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
         await _assert_current(phone, character, game["session"])
     await helen.close()

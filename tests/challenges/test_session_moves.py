@@ -64,7 +64,7 @@ async def test_a_session_started_from_a_dashboard_moves_every_phone_and_dashboar
     for dashboard, seen in ((tablet, frames), (second, [])):
         got = await expect(dashboard, lambda f: (_goto(f) or {}).get("url") == url, frames=seen)
         assert [_goto(f) for f in got if _goto(f)] == [{"type": "goto", "url": url}]
-    frames = await expect(grady, ("Session 2 · ", "Healthy", "Resilient ×2"))
+    frames = await expect(grady, ("Session 2 · ", "Healthy", "<bdi>Resilient</bdi> ×2"))
     view = frames[-1]
     assert '<s class="lost"' not in view and "Bruised" not in view
     await expect(helen, "Session 2 · ")
@@ -97,7 +97,7 @@ async def test_ending_a_session_shows_no_session_tonight_and_the_start_button(ga
     # no session gets its sheet and the "Challenge someone" form.
     reply, _ = await act(second, action="session.start", number=2, name="The Masquerade Ball")
     assert reply["status"] == "ok"
-    frames = await expect(grady, '<p class="session-label">The Masquerade Ball</p>')
+    frames = await expect(grady, '<p class="session-label"><bdi>The Masquerade Ball</bdi></p>')
     assert 'id="start" hx-swap-oob="true"' in frames[-1] and "Challenge someone" in frames[-1]
     # A second tap on the same confirmation starts nothing more.
     reply, _ = await act(tablet, action="session.start", number=2)

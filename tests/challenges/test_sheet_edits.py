@@ -37,7 +37,7 @@ async def test_a_new_trait_shows_on_her_phone_and_the_roster(game):
     await phone.settle()
     await dashboard.settle()
     assert phone.frames == frames_before + 1
-    assert "Stalwart" in phone.view and "Tough ×4" in phone.view
+    assert "Stalwart" in phone.view and "<bdi>Tough</bdi> ×4" in phone.view
     assert phone.stamp == await current_play_stamp(game["grady"], game["session"])
     row = dashboard.screen.doc.find(id=f"roster-{game['grady'].pk}")
     assert row.find(title="Physical Traits left").get_text() == "P 7"  # 2 + 4 + 1

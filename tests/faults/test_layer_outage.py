@@ -92,7 +92,7 @@ async def _outage(table, caplog, go_down, come_back_empty) -> dict:
         assert "You win!" in agnes_phone.view
         # A phone connecting during the outage gets its view and a working socket.
         late = Phone(f"/ws/play/{boris.pk}/", boris_player)
-        assert "You lose." in await late.connect()
+        assert "You lose: your <bdi>Tough</bdi> is lost." in await late.connect()
         screens["late"] = (late, boris)
         assert any("joining" in r.getMessage() for r in caplog.records)
     stage = await database_sync_to_async(lambda: Challenge.objects.get(pk=challenge).stage)()

@@ -62,7 +62,7 @@ async def test_players_on_different_workers_complete_a_challenge(game, start_wor
             await grady.act(action="challenge.throw", challenge=challenge.pk, throw="scissors")
         )["status"] == "ok"
         await helen.wait_for_view("You win!", since=helen_seen)
-        await grady.wait_for_view("You lose.", since=grady_seen)
+        await grady.wait_for_view("You lose: your <bdi>Resilient</bdi> is lost.", since=grady_seen)
         print(f"challenge across two workers played in {time.monotonic() - began:.3f}s")
         challenge = await _latest_challenge()
         assert (challenge.stage, challenge.outcome) == ("resolved", "challenger_wins")
