@@ -6,11 +6,31 @@ starting a new session restores every Trait while the last one keeps its history
 """
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
 from challenges.rules import Category, HealthLevel
+from characters.names import clean_name, name_key
+
+MAX_TRAIT_COUNT = 99  # copies of one Trait; far above any sheet, a guard against typos
+MAX_ABILITY_RATING = 10
+
+
+class CleanNameMixin:
+    """Keeps ``name`` cleaned (:func:`clean_name`) on ``clean()`` and ``save()``;
+    a name with nothing visible is a validation error."""
+
+    def clean(self) -> None:
+        super().clean()  # type: ignore[misc]
+        self.name = clean_name(self.name)
+        if not self.name:
+            raise ValidationError({"name": "A name needs at least one visible letter."})
+
+    def save(self, *args, **kwargs) -> None:
+        self.name = clean_name(self.name)
+        super().save(*args, **kwargs)  # type: ignore[misc]
 
 
 class Chronicle(models.Model):
@@ -77,7 +97,7 @@ class GameSession(models.Model):
         return self.ended_at is None
 
 
-class Character(models.Model):
+class Character(CleanNameMixin, models.Model):
     """A character of a chronicle, played by one user (or kept by the narrators)."""
 
     chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="characters")
@@ -107,11 +127,23 @@ class Character(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        """Clean the name; refuse one another character of the chronicle has
+        (any case, any spacing: :func:`name_key`)."""
+        super().clean()
+        if not self.chronicle_id:
+            return
+        key = name_key(self.name)
+        others = Character.objects.filter(chronicle_id=self.chronicle_id).exclude(pk=self.pk)
+        for other in others.values_list("name", flat=True):
+            if name_key(other) == key:
+                raise ValidationError({"name": f"{other} is already in this chronicle."})
+
 
 CATEGORY_CHOICES = [(c.value, c.value.title()) for c in Category]
 
 
-class Trait(models.Model):
+class Trait(CleanNameMixin, models.Model):
     """An adjective on a sheet (Physical *Ferocious*), held ``count`` times (*Quick* ×3).
 
     Negative Traits are flaws an opponent can name; they are never bid.
@@ -120,7 +152,9 @@ class Trait(models.Model):
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="traits")
     name = models.CharField(max_length=100)
     category = models.CharField(max_length=10, choices=CATEGORY_CHOICES)
-    count = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    count = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_TRAIT_COUNT)]
+    )
     negative = models.BooleanField(default=False)
 
     class Meta:
@@ -130,6 +164,9 @@ class Trait(models.Model):
                 fields=["character", "name", "category", "negative"], name="unique_trait"
             ),
             models.CheckConstraint(condition=Q(count__gte=1), name="trait_count_at_least_1"),
+            models.CheckConstraint(
+                condition=Q(count__lte=MAX_TRAIT_COUNT), name="trait_count_at_most_99"
+            ),
             models.CheckConstraint(
                 condition=Q(category__in=[c.value for c in Category]),
                 name="trait_category_valid",
@@ -141,12 +178,14 @@ class Trait(models.Model):
         return f"{self.name}{suffix}"
 
 
-class Ability(models.Model):
+class Ability(CleanNameMixin, models.Model):
     """A skill (*Brawl*, *Occult*) with a rating; never bid or lost."""
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="abilities")
     name = models.CharField(max_length=100)
-    rating = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    rating = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_ABILITY_RATING)]
+    )
 
     class Meta:
         verbose_name_plural = "abilities"
@@ -154,6 +193,9 @@ class Ability(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["character", "name"], name="unique_ability"),
             models.CheckConstraint(condition=Q(rating__gte=1), name="ability_rating_at_least_1"),
+            models.CheckConstraint(
+                condition=Q(rating__lte=MAX_ABILITY_RATING), name="ability_rating_at_most_10"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -232,6 +232,43 @@ def test_malformed_frames_are_refused_in_plain_words(text, message):
     assert message in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    "fields, key, kept",
+    [
+        # A right-to-left override would turn the rest of a dashboard row around.
+        (
+            {"action": "challenge.void", "challenge": 1, "reason": "\u202eruled out"},
+            "reason",
+            "ruled out",
+        ),
+        ({"action": "challenge.void", "challenge": 1, "reason": "\u200b\u2066"}, "reason", None),
+        (
+            {
+                "action": "challenge.open",
+                "defender": 1,
+                "bid": "physical:Qu\u200bick",
+                "stakes": "I bite\u200f your \ufeffshoulder",
+            },
+            "stakes",
+            "I bite your shoulder",
+        ),
+        (
+            {"action": "challenge.open", "defender": 1, "bid": "physical:Qu\u200bick"},
+            "bid",
+            "physical:Quick",
+        ),
+        (
+            {"action": "challenge.open", "defender": 1, "bid": "physical:Cafe\u0301"},
+            "bid",
+            "physical:Caf\u00e9",
+        ),
+    ],
+)
+def test_typed_texts_lose_invisible_characters(fields, key, kept):
+    _, parsed = parse_frame(_frame(**fields), None, allowed=ALL)
+    assert parsed.get(key) == kept
+
+
 def test_a_bytes_frame_is_refused():
     with pytest.raises(FrameRefused, match="not text"):
         parse_frame(None, b'{"action": "ping"}', allowed=ALL)
