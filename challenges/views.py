@@ -31,6 +31,37 @@ RECENT_RESOLVED = 5  # resolved challenges kept on a phone
 DASHBOARD_LIMIT = 300  # challenges listed on a dashboard
 
 
+HIDDEN = "hidden"  # a throw that is in but not yet revealed, where a viewer sees that much
+
+
+def shown_throws(record: TestRecord) -> tuple[str | None, str | None]:
+    """``(challenger throw, defender throw)`` of a test as anyone outside it
+    sees them (a narrator's dashboard, the admin): both once the test is
+    revealed (``TestRecord.revealed``: both throws in), before that neither,
+    the narrator's own preset throw included."""
+    if not record.revealed:
+        return None, None
+    assert record.challenger_throw is not None and record.defender_throw is not None
+    return record.challenger_throw.value, record.defender_throw.value
+
+
+def state_shown(state: dict) -> dict:
+    """A challenge's stored ``state`` dict with the throws of every unrevealed
+    test replaced by :data:`HIDDEN` (None where not thrown): what the admin
+    shows. A state that does not parse is shown with every throw hidden."""
+    tests = []
+    for test in state.get("tests") or []:
+        try:
+            record = TestRecord.from_dict(test)
+        except (KeyError, TypeError, ValueError):
+            record = TestRecord()
+        shown = dict(zip(("challenger_throw", "defender_throw"), shown_throws(record), strict=True))
+        for key, throw in shown.items():
+            shown[key] = throw or (HIDDEN if test.get(key) else None)
+        tests.append({**test, **shown})
+    return {**state, "tests": tests}
+
+
 @dataclass(frozen=True)
 class TestView:
     """One test as one viewer may see it: the other side's throw only once revealed."""
@@ -126,14 +157,15 @@ class ChallengeView:
             )
             theirs = (de if self.side == Side.CHALLENGER else ch) if revealed else None
             narrator_side_has_thrown = de is not None and self.state.kind == Kind.OPPOSED
+            shown_ch, shown_de = shown_throws(record)
             views.append(
                 TestView(
                     number=number,
                     mine=mine,
                     theirs=theirs,
                     revealed=revealed,
-                    challenger_throw=ch if revealed else None,
-                    defender_throw=de if revealed else None,
+                    challenger_throw=shown_ch,
+                    defender_throw=shown_de,
                     thrown=(ch is not None, narrator_side_has_thrown or revealed),
                     record=record,
                 )
