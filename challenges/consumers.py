@@ -353,13 +353,28 @@ class PlayConsumer(BaseConsumer):
             return None
         if version is not None and shown.get(challenge_id, -1) >= version:
             return ""
-        if self.sheet is None:  # resumed without a render: read it once
+        # Resumed without a render: read it once, and send it with the card
+        # (what the screen's sheet shows is not known).
+        resumed = self.sheet is None
+        if resumed:
             self.sheet = character_sheet(self.character, self.session)
         card = views.phone_challenge(
             self.character, self.session, challenge_id, self.sheet, version
         )
         if card is None:
             return None
+        # Her Traits at risk changed (a bid of hers went in, or a challenge she
+        # bid in is over): her sheet and bid buttons go with the card.
+        risk_changed = resumed or (bool(card.my_bids) and not card.is_resolved) != (
+            challenge_id in self.sheet.risked_in
+        )
+        if risk_changed and not resumed:
+            self.sheet = character_sheet(self.character, self.session)
+            card = views.phone_challenge(
+                self.character, self.session, challenge_id, self.sheet, version
+            )
+            if card is None:
+                return None
         version = card.challenge.version
         old = shown.get(challenge_id)
         if old is not None and old >= version:
@@ -397,9 +412,14 @@ class PlayConsumer(BaseConsumer):
                 gone = self.done.pop()
                 remove.append(gone)
                 shown.pop(gone, None)
-        return render_to_string(
+        frame = render_to_string(
             "challenges/_card_frame.html", {"card": card, "where": where, "remove": remove}
         )
+        if risk_changed:
+            frame += render_to_string(
+                "challenges/play_sheet_oob.html", {"sheet": self.sheet, "session": self.session}
+            )
+        return frame
 
     async def send_view(self) -> None:
         await self.send_stamped(await self._render_view())

@@ -506,7 +506,9 @@ def phone_challenge(
 
 
 def _biddable(lines: list[TraitLine]) -> list[TraitLine]:
-    return [line for line in lines if line.held > 0]
+    """The Traits she may bid now: copies held and not at risk in another
+    challenge (``TraitLine.free``)."""
+    return [line for line in lines if line.free > 0]
 
 
 @dataclass(frozen=True)
