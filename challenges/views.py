@@ -521,7 +521,7 @@ class RosterRow:
 
 
 def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
-    """Roster rows of ``characters``; their sheets in four queries in all."""
+    """Roster rows of ``characters``; their sheets in five queries in all."""
     sheets = character_sheets(characters, session)
     return [
         RosterRow(

@@ -98,7 +98,7 @@ class Sheet:
 def character_sheet(character: Character, session: GameSession | None) -> Sheet:
     """Build ``character``'s sheet for ``session``: Traits by category (Physical,
     Social, Mental) with counts, copies lost in this session, Negative Traits,
-    Abilities and her health level tonight. Three queries."""
+    Abilities, her health level and Traits at risk tonight. Five queries."""
     return character_sheets([character], session)[character.pk]
 
 

@@ -192,3 +192,29 @@ def test_what_a_narrator_may_change_of_a_trait_at_risk(game, count, category, re
     trait = _trait(game, "helen", "Ferocious")
     got = services.trait_edit_refusal(trait.pk, count=count, category=category)
     assert got == refusal.format(pk=first.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_the_resolving_throw_after_a_rename_is_acknowledged_and_shows_the_name_as_bid(game):
+    """Before: the throw raised Trait.DoesNotExist, the socket closed 1011 and
+    the defender learnt her throw would win."""
+    from channels.db import database_sync_to_async
+
+    from tests.challenges.wsutil import act, connect
+
+    challenge = await database_sync_to_async(opposed_challenge)(
+        game["session"], game["helen"], game["grady"], bid="Ferocious", answer="Resilient"
+    )
+    await database_sync_to_async(_rename)(game, "grady", "Resilient", "Unbowed")
+    helen, _ = await connect(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    grady, _ = await connect(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
+    reply, _ = await act(helen, action="challenge.throw", challenge=challenge.pk, throw="rock")
+    assert reply["status"] == "ok"
+    reply, frames = await act(
+        grady, action="challenge.throw", challenge=challenge.pk, throw="scissors"
+    )
+    assert reply["status"] == "ok", reply
+    assert any("Grady loses Resilient" in frame for frame in frames)
+    await helen.disconnect()
+    await grady.disconnect()
