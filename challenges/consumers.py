@@ -353,28 +353,13 @@ class PlayConsumer(BaseConsumer):
             return None
         if version is not None and shown.get(challenge_id, -1) >= version:
             return ""
-        # Resumed without a render: read it once, and send it with the card
-        # (what the screen's sheet shows is not known).
+        # Resumed without a render: read it, and send it with the card (what
+        # the screen's sheet shows is not known); kept once it is sent.
         resumed = self.sheet is None
-        if resumed:
-            self.sheet = character_sheet(self.character, self.session)
-        card = views.phone_challenge(
-            self.character, self.session, challenge_id, self.sheet, version
-        )
+        sheet = self.sheet or character_sheet(self.character, self.session)
+        card = views.phone_challenge(self.character, self.session, challenge_id, sheet, version)
         if card is None:
             return None
-        # Her Traits at risk changed (a bid of hers went in, or a challenge she
-        # bid in is over): her sheet and bid buttons go with the card.
-        risk_changed = resumed or (bool(card.my_bids) and not card.is_resolved) != (
-            challenge_id in self.sheet.risked_in
-        )
-        if risk_changed and not resumed:
-            self.sheet = character_sheet(self.character, self.session)
-            card = views.phone_challenge(
-                self.character, self.session, challenge_id, self.sheet, version
-            )
-            if card is None:
-                return None
         version = card.challenge.version
         old = shown.get(challenge_id)
         if old is not None and old >= version:
@@ -388,6 +373,15 @@ class PlayConsumer(BaseConsumer):
             or any(loss.character_id == self.character.pk for loss in state.losses)
         ):
             return None
+        # Her Traits at risk changed (a bid of hers went in, or a challenge she
+        # bid in is over): her sheet and bid buttons go with the card.
+        risk_changed = resumed or (bool(card.my_bids) and not card.is_resolved) != (
+            challenge_id in sheet.risked_in
+        )
+        if risk_changed and not resumed:
+            sheet = character_sheet(self.character, self.session)
+            views._with_sheet(card, sheet)
+        self.sheet = sheet
         # Keep the stamp equal to what the screen will show: its "screen" part
         # counts her challenges (count, sum of versions, highest id). If it was
         # already behind, it stays unequal to the truth: one extra resync.
@@ -417,7 +411,7 @@ class PlayConsumer(BaseConsumer):
         )
         if risk_changed:
             frame += render_to_string(
-                "challenges/play_sheet_oob.html", {"sheet": self.sheet, "session": self.session}
+                "challenges/play_sheet_oob.html", {"sheet": sheet, "session": self.session}
             )
         return frame
 

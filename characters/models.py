@@ -14,7 +14,10 @@ from django.db.models import Q
 from challenges.rules import Category, HealthLevel
 from characters.names import clean_name, name_key
 
-MAX_TRAIT_COUNT = 99  # copies of one Trait; far above any sheet, a guard against typos
+# Copies of one Trait, an Ability's rating: far above any sheet, a guard against
+# typos in the admin (validators, not database constraints: the load bench and
+# the fault tests give characters hundreds of copies so that play never runs out).
+MAX_TRAIT_COUNT = 99
 MAX_ABILITY_RATING = 10
 
 
@@ -165,9 +168,6 @@ class Trait(CleanNameMixin, models.Model):
             ),
             models.CheckConstraint(condition=Q(count__gte=1), name="trait_count_at_least_1"),
             models.CheckConstraint(
-                condition=Q(count__lte=MAX_TRAIT_COUNT), name="trait_count_at_most_99"
-            ),
-            models.CheckConstraint(
                 condition=Q(category__in=[c.value for c in Category]),
                 name="trait_category_valid",
             ),
@@ -193,9 +193,6 @@ class Ability(CleanNameMixin, models.Model):
         constraints = [
             models.UniqueConstraint(fields=["character", "name"], name="unique_ability"),
             models.CheckConstraint(condition=Q(rating__gte=1), name="ability_rating_at_least_1"),
-            models.CheckConstraint(
-                condition=Q(rating__lte=MAX_ABILITY_RATING), name="ability_rating_at_most_10"
-            ),
         ]
 
     def __str__(self) -> str:
