@@ -218,3 +218,28 @@ async def test_the_resolving_throw_after_a_rename_is_acknowledged_and_shows_the_
     assert any("Grady loses Resilient" in frame for frame in frames)
     await helen.disconnect()
     await grady.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_deleting_a_defender_not_yet_at_risk_leaves_the_challengers_phone_working(game):
+    """A shell may delete Grady before he answers (none of his Traits is bid):
+    the challenge goes with him, Helen's bid is free again, her phone answers
+    her in words and its next heartbeat redraws it without the card."""
+    from channels.db import database_sync_to_async
+
+    from tests.faults.phones import Phone
+
+    challenge = await database_sync_to_async(opposed_challenge)(
+        game["session"], game["helen"], game["grady"], bid="Ferocious"
+    )
+    helen = Phone(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    await helen.connect()
+    assert f'id="card-{challenge.pk}"' in helen.view
+    await database_sync_to_async(game["grady"].delete)()
+    reply = await helen.act(_id(), action="challenge.throw", challenge=challenge.pk, throw="rock")
+    assert reply == {"type": "error", "id": reply["id"], "message": "There is no such challenge."}
+    assert await helen.heartbeat() is None  # a whole view, not a pong
+    assert f'id="card-{challenge.pk}"' not in helen.view
+    assert "(at risk" not in helen.view
+    await helen.close()
