@@ -109,10 +109,10 @@ class ChallengeAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
     date_hierarchy = "created_at"
     inlines = [TestInline, LossInline, EventInline]
     exclude = ["state"]
-    readonly_fields = ["state_shown"]
+    readonly_fields = ["shown_state"]
 
     @admin.display(description="state (throws hidden until revealed)")
-    def state_shown(self, challenge: Challenge) -> str:
+    def shown_state(self, challenge: Challenge) -> str:
         text = json.dumps(state_shown(challenge.state or {}), indent=2, ensure_ascii=False)
         return format_html('<pre class="state">{}</pre>', text)
 
