@@ -4,13 +4,21 @@ Only ``challenges.services`` writes these rows: it runs the rules engine, saves
 atomically and tells every phone. An edit made here would do none of that, so
 the admin shows challenges, tests, lost Traits and the append-only event
 history but never adds, changes or deletes them. Rulings go through the
-narrators' dashboard, where they are logged. A staff narrator who is not a
+narrators' dashboard, where they are logged. A throw is shown here as on the
+dashboard: only once both throws of its test are in
+(``challenges.views.shown_throws``), in the state and in the test rows alike,
+so an admin page open beside play leaks no throw. A staff narrator who is not a
 superuser sees only her chronicles' rows; client action ids only superusers.
 """
 
+import json
+
 from django.contrib import admin
+from django.utils.html import format_html
 
 from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
+from challenges.rules import TestRecord, Throw
+from challenges.views import HIDDEN, shown_throws, state_shown
 from characters.admin_scope import NarratedOnlyAdmin, RelatedOnly
 
 
@@ -33,8 +41,8 @@ class TestInline(ReadOnlyMixin, admin.TabularInline):
     model = Test
     fields = [
         "number",
-        "challenger_throw",
-        "defender_throw",
+        "challenger_throws",
+        "defender_throws",
         "challenger_declared",
         "defender_declared",
         "winner",
@@ -42,6 +50,23 @@ class TestInline(ReadOnlyMixin, admin.TabularInline):
     ]
     readonly_fields = fields
     extra = 0
+
+    @staticmethod
+    def _shown(test: Test, index: int) -> str:
+        record = TestRecord(
+            challenger_throw=Throw(test.challenger_throw) if test.challenger_throw else None,
+            defender_throw=Throw(test.defender_throw) if test.defender_throw else None,
+        )
+        thrown = (test.challenger_throw, test.defender_throw)[index]
+        return shown_throws(record)[index] or (HIDDEN if thrown else "-")
+
+    @admin.display(description="challenger throw")
+    def challenger_throws(self, test: Test) -> str:
+        return self._shown(test, 0)
+
+    @admin.display(description="defender throw")
+    def defender_throws(self, test: Test) -> str:
+        return self._shown(test, 1)
 
 
 class EventInline(ReadOnlyMixin, admin.TabularInline):
@@ -83,6 +108,13 @@ class ChallengeAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
     search_fields = ["challenger__name", "defender__name", "stakes"]
     date_hierarchy = "created_at"
     inlines = [TestInline, LossInline, EventInline]
+    exclude = ["state"]
+    readonly_fields = ["shown_state"]
+
+    @admin.display(description="state (throws hidden until revealed)")
+    def shown_state(self, challenge: Challenge) -> str:
+        text = json.dumps(state_shown(challenge.state or {}), indent=2, ensure_ascii=False)
+        return format_html('<pre class="state">{}</pre>', text)
 
 
 @admin.register(TraitLoss)

@@ -67,9 +67,16 @@ def _check_challenge(challenge: Challenge, tests, losses, kinds: Counter) -> lis
             f"{len(expected_tests)} tests in its state"
         )
     resolved = parsed.stage is Stage.RESOLVED
-    stored_losses = Counter((loss.character_id, loss.trait.name) for loss in losses)
+    # By the Trait bid (its id), whatever it is called now; by name for a
+    # state saved without ids.
+    by_id = all(x.trait_id is not None for x in parsed.losses)
+    stored_losses = Counter(
+        (loss.character_id, loss.trait_id if by_id else loss.trait.name) for loss in losses
+    )
     if resolved:
-        expected_losses = Counter((x.character_id, x.trait) for x in parsed.losses)
+        expected_losses = Counter(
+            (x.character_id, x.trait_id if by_id else x.trait) for x in parsed.losses
+        )
         if stored_losses != expected_losses:
             problems.append(
                 f"{name}: lost Traits {sorted(stored_losses.elements())} "

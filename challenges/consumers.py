@@ -382,11 +382,11 @@ class PlayConsumer(BaseConsumer):
             return None
         if version is not None and shown.get(challenge_id, -1) >= version:
             return ""
-        if self.sheet is None:  # resumed without a render: read it once
-            self.sheet = character_sheet(self.character, self.session)
-        card = views.phone_challenge(
-            self.character, self.session, challenge_id, self.sheet, version
-        )
+        # Resumed without a render: read it, and send it with the card (what
+        # the screen's sheet shows is not known); kept once it is sent.
+        resumed = self.sheet is None
+        sheet = self.sheet or character_sheet(self.character, self.session)
+        card = views.phone_challenge(self.character, self.session, challenge_id, sheet, version)
         if card is None:
             return None
         version = card.challenge.version
@@ -402,6 +402,15 @@ class PlayConsumer(BaseConsumer):
             or any(loss.character_id == self.character.pk for loss in state.losses)
         ):
             return None
+        # Her Traits at risk changed (a bid of hers went in, or a challenge she
+        # bid in is over): her sheet and bid buttons go with the card.
+        risk_changed = resumed or (bool(card.my_bids) and not card.is_resolved) != (
+            challenge_id in sheet.risked_in
+        )
+        if risk_changed and not resumed:
+            sheet = character_sheet(self.character, self.session)
+            views._with_sheet(card, sheet)
+        self.sheet = sheet
         # Keep the stamp equal to what the screen will show: its "screen" part
         # counts her challenges (count, sum of versions, highest id). If it was
         # already behind, it stays unequal to the truth: one extra resync.
@@ -426,9 +435,14 @@ class PlayConsumer(BaseConsumer):
                 gone = self.done.pop()
                 remove.append(gone)
                 shown.pop(gone, None)
-        return render_to_string(
+        frame = render_to_string(
             "challenges/_card_frame.html", {"card": card, "where": where, "remove": remove}
         )
+        if risk_changed:
+            frame += render_to_string(
+                "challenges/play_sheet_oob.html", {"sheet": sheet, "session": self.session}
+            )
+        return frame
 
     async def send_view(self) -> None:
         html = await self._render_view()

@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from characters.names import clean_text
+
 log = logging.getLogger(__name__)
 
 HEARTBEAT = frozenset({"ping", "sync"})
@@ -59,11 +61,13 @@ def _text(value: Any) -> Any:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError("has characters that cannot be stored") from None
+        # Zero-width and bidi controls: invisible, they would reorder another's screen.
+        value = clean_text(value)
     return value
 
 
 def _blank_is_none(value: Any) -> Any:
-    return None if value == "" else value
+    return None if isinstance(value, str) and not clean_text(value) else value
 
 
 def _flag(value: Any) -> bool:
@@ -80,7 +84,8 @@ OptionalNumber = Annotated[Number | None, BeforeValidator(_blank_is_none)]
 
 
 def Text(limit: int) -> Any:  # noqa: N802 - reads as a type in the models
-    """A non-empty string of at most ``limit`` characters, no control characters."""
+    """A non-empty string of at most ``limit`` characters, no control characters,
+    kept cleaned (``characters.names.clean_text``: NFC, no invisible characters)."""
     return Annotated[str, BeforeValidator(_text), Field(min_length=1, max_length=limit)]
 
 

@@ -13,11 +13,13 @@ A refused move raises and rolls everything back, message id included.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, PositiveSmallIntegerField, Value, When
@@ -50,6 +52,8 @@ from challenges.rules import (
 )
 from characters.models import Character, Chronicle, GameSession, Presence, Trait
 from characters.services import presence_join
+
+logger = logging.getLogger(__name__)
 
 MAX_BIDS = 5  # Traits in one bid; far above any rule's need, a guard against forged input.
 MAX_STAKES = 300  # characters of "what happens on a win"
@@ -213,16 +217,36 @@ def _presence_seats(session_id: int, ids: Sequence[int]) -> dict[int, tuple[Heal
     }
 
 
-def _at_risk(
-    session_id: int, ids: Sequence[int], exclude_challenge_id: int | None
-) -> dict[int, Counter[tuple[str, str]]]:
-    """Copies of each (Trait name, category value) that each of ``ids`` has bid
-    in her unresolved challenges of the session but ``exclude_challenge_id``
-    (one query)."""
-    at_risk: dict[int, Counter[tuple[str, str]]] = {pk: Counter() for pk in ids}
+RiskKey = int | tuple[str, str]
+"""Which Trait a bid copy is: its Trait's id, or (name, category value) for a
+bid saved without ids. Ids make a renamed Trait keep its copies at risk."""
+
+
+def _risk_key(trait_id: int | None, name: str, category: str) -> RiskKey:
+    return trait_id if trait_id is not None else (name, category)
+
+
+class OpenBid(NamedTuple):
+    """One Trait copy bid in an unresolved challenge: whose, in which challenge
+    (``title``: "Helen vs Grady"), which Trait (:data:`RiskKey`) and its name
+    as bid."""
+
+    character_id: int
+    challenge_id: int
+    key: RiskKey
+    name: str
+    title: str
+
+
+def open_bids(
+    session_id: int, ids: Sequence[int], exclude_challenge_id: int | None = None
+) -> list[OpenBid]:
+    """Every Trait copy each of the characters ``ids`` has bid in her unresolved
+    challenges of the session (but ``exclude_challenge_id``), one
+    :class:`OpenBid` per copy, in challenge order (one query)."""
     # By stage: the (session, stage) index then skips the evening's resolved ones.
     sql = (
-        f"SELECT challenger_id, defender_id, state FROM {_CHALLENGE} "
+        f"SELECT id, challenger_id, defender_id, state FROM {_CHALLENGE} "
         f"WHERE session_id = %s AND stage IN ({_marks(_OPEN_STAGES)}) "
         f"AND (challenger_id IN ({_marks(ids)}) OR defender_id IN ({_marks(ids)}))"
     )
@@ -230,19 +254,78 @@ def _at_risk(
     if exclude_challenge_id is not None:
         sql += " AND id <> %s"
         params.append(exclude_challenge_id)
-    for challenger_id, defender_id, state in _rows(sql, params):
+    bids = []
+    for challenge_id, challenger_id, defender_id, state in _rows(sql + " ORDER BY id", params):
         if isinstance(state, str | bytes):
             state = json.loads(state)
+        category = state.get("category") or ""
+        defender = state.get("defender") or {"name": "the narrator"}
+        title = f"{state['challenger']['name']} vs {defender['name']}"
         for pk in ids:
             if pk == challenger_id:
-                key = "challenger_bids"
+                side = "challenger"
             elif pk == defender_id:
-                key = "defender_bids"
+                side = "defender"
             else:
                 continue
-            for name in state.get(key, []):
-                at_risk[pk][(name, state.get("category") or "")] += 1
+            names = state.get(f"{side}_bids", [])
+            trait_ids = state.get(f"{side}_bid_ids", [])
+            for n, name in enumerate(names):
+                trait_id = trait_ids[n] if n < len(trait_ids) else None
+                key = _risk_key(trait_id, name, category)
+                bids.append(OpenBid(pk, challenge_id, key, name, title))
+    return bids
+
+
+def _at_risk(
+    session_id: int, ids: Sequence[int], exclude_challenge_id: int | None
+) -> dict[int, Counter[RiskKey]]:
+    """Copies of each Trait (:data:`RiskKey`) that each of ``ids`` has bid in
+    her unresolved challenges of the session but ``exclude_challenge_id``
+    (one query)."""
+    at_risk: dict[int, Counter[RiskKey]] = {pk: Counter() for pk in ids}
+    for bid in open_bids(session_id, ids, exclude_challenge_id):
+        at_risk[bid.character_id][bid.key] += 1
     return at_risk
+
+
+def trait_open_bids(trait: Trait) -> list[OpenBid]:
+    """The copies of ``trait`` (as saved: its id, or its saved name and
+    category for bids saved without ids) bid in unresolved challenges of its
+    chronicle's open session, oldest challenge first; [] when no session is
+    open. Two or three queries."""
+    session = Chronicle(pk=trait.character.chronicle_id).open_session()
+    if session is None:
+        return []
+    keys = {trait.pk, (trait.name, trait.category)}
+    return [b for b in open_bids(session.pk, [trait.character_id]) if b.key in keys]
+
+
+def trait_edit_refusal(trait_id: int, *, count: int = 0, category: str | None = None) -> str:
+    """Why the saved Trait ``trait_id`` may not be deleted (``count`` 0), set
+    to ``count`` copies or moved to ``category`` now: a sentence naming the
+    open challenge it is bid in, or "" if the edit is safe (or there is no
+    such Trait). A Trait at risk may be renamed (the challenge keeps the name
+    as bid, and the Trait by its id); its copies bid cannot go, nor change
+    category, until the challenge is voided or finished."""
+    trait = Trait.objects.filter(pk=trait_id).select_related("character").first()
+    bids = trait_open_bids(trait) if trait is not None else []
+    if not bids:
+        return ""
+    first = bids[0]
+    where = f"the open challenge #{first.challenge_id} ({first.title})"
+    if len({b.challenge_id for b in bids}) > 1:
+        where = f"{where} and others"
+    if count == 0:
+        return f"{first.name} is bid in {where}; void or finish it first."
+    if category is not None and category != trait.category:
+        return f"{first.name} is bid in {where}; its category cannot change until that is over."
+    if count < len(bids):
+        return (
+            f"{len(bids)} copies of {first.name} are bid in {where}; "
+            f"keep at least {len(bids)} until that is over."
+        )
+    return ""
 
 
 _CATEGORY_ORDER = {category: n for n, category in enumerate(Category)}
@@ -255,26 +338,29 @@ def _sheet_order(holding: TraitHolding) -> tuple[bool, int]:
 
 
 def _holdings(
-    session_id: int, ids: Sequence[int], at_risk: dict[int, Counter[tuple[str, str]]]
+    session_id: int, ids: Sequence[int], at_risk: dict[int, Counter[RiskKey]]
 ) -> dict[int, tuple[TraitHolding, ...]]:
-    """The Traits each of ``ids`` holds tonight, in the sheet's order: copies
-    lost at the session excluded, ``at_risk`` copies of (name, category value)
-    as given (one query; Abilities are not read, the engine does not use them)."""
+    """The Traits each of ``ids`` holds tonight, in the sheet's order, with
+    their ids: copies lost at the session excluded, ``at_risk`` copies as given
+    (by id, or by name and category for bids saved without ids) (one query;
+    Abilities are not read, the engine does not use them)."""
     rows = _rows(
-        f"SELECT t.character_id, t.name, t.category, t.count, t.negative, "
+        f"SELECT t.id, t.character_id, t.name, t.category, t.count, t.negative, "
         f"(SELECT COUNT(*) FROM {_TRAIT_LOSS} l WHERE l.trait_id = t.id AND l.session_id = %s) "
         f"FROM {_TRAIT} t WHERE t.character_id IN ({_marks(ids)}) ORDER BY t.name",
         [session_id, *ids],
     )
     holdings: dict[int, list[TraitHolding]] = {pk: [] for pk in ids}
-    for character_id, name, category, count, negative, lost in rows:
+    for trait_id, character_id, name, category, count, negative, lost in rows:
+        risk = at_risk[character_id]
         holdings[character_id].append(
             TraitHolding(
                 name=name,
                 category=Category(category),
                 count=count - min(lost, count),
-                at_risk=at_risk[character_id][(name, category)],
+                at_risk=risk[trait_id] + risk[(name, category)],
                 negative=bool(negative),
+                trait_id=trait_id,
             )
         )
     return {pk: tuple(sorted(traits, key=_sheet_order)) for pk, traits in holdings.items()}
@@ -343,7 +429,9 @@ def _refreshed(
     elif reads == READS_HELD:
         health = {}
         at_risk = {
-            c.character_id: Counter({(t.name, t.category.value): t.at_risk for t in c.traits})
+            c.character_id: Counter(
+                {_risk_key(t.trait_id, t.name, t.category.value): t.at_risk for t in c.traits}
+            )
             for c in sides
         }
     else:
@@ -460,25 +548,30 @@ def _save(
 
 
 def _save_losses(challenge: Challenge, state: ChallengeState) -> None:
-    """One TraitLoss row per lost Trait copy of a resolved ``state``: the Traits'
-    ids in one plain query (the losers' Traits), the rows in one insert. Raises
-    Trait.DoesNotExist if a lost Trait is not (or no longer) on the sheet."""
+    """One TraitLoss row per lost Trait copy of a resolved ``state``: the Trait
+    bid (its id, whatever it is called now; by name and category for a bid
+    saved without ids), the losers' Traits in one plain query, the rows in one
+    insert. A lost Trait no longer on the sheet (deleted outside the admin's
+    and the model's guards) records no row, so that the challenge resolves."""
     if not state.losses:
         return
     losers = sorted({loss.character_id for loss in state.losses})
-    trait_ids = {
-        (character_id, name, category): pk
-        for pk, character_id, name, category in _rows(
-            f"SELECT id, character_id, name, category FROM {_TRAIT} "
-            f"WHERE negative = %s AND character_id IN ({_marks(losers)})",
-            [False, *losers],
-        )
-    }
+    trait_ids = {}
+    for pk, character_id, name, category in _rows(
+        f"SELECT id, character_id, name, category FROM {_TRAIT} "
+        f"WHERE negative = %s AND character_id IN ({_marks(losers)})",
+        [False, *losers],
+    ):
+        trait_ids[(character_id, pk)] = trait_ids[(character_id, name, category)] = pk
     rows = []
     for loss in state.losses:
-        key = (loss.character_id, loss.trait, loss.category.value)
+        if loss.trait_id is not None:
+            key: tuple = (loss.character_id, loss.trait_id)
+        else:
+            key = (loss.character_id, loss.trait, loss.category.value)
         if key not in trait_ids:
-            raise Trait.DoesNotExist(f"{loss.trait} ({loss.category.value}) is not on the sheet.")
+            logger.warning("challenge #%s: lost Trait %r is not on the sheet", challenge.pk, key)
+            continue
         rows.append(
             TraitLoss(
                 session_id=challenge.session_id,

@@ -7,6 +7,11 @@ tonight, both hear ``character.updated`` once the edit commits. Moves of
 challenges do not pass here: they save losses and wounds with their own
 broadcasts, and a Presence a service creates is an arrival, announced by
 its own code.
+
+A Trait bid in an open challenge cannot be deleted from anywhere (a shell, a
+cascade from its character): ``pre_delete`` raises ProtectedError naming the
+challenge, so that the challenge can always resolve. The admin refuses the
+same edit with a form error before it gets here.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from __future__ import annotations
 import threading
 
 from django.db import transaction
-from django.db.models.signals import post_delete, post_save
+from django.db.models import ProtectedError
+from django.db.models.signals import post_delete, post_save, pre_delete
 
 from challenges.realtime import CHARACTER_UPDATED, broadcast, character_group, narrators_group
 from characters.models import Ability, Character, GameSession, Presence, Trait
@@ -69,6 +75,14 @@ def _presence_changed(sender, instance: Presence, created: bool, **kwargs) -> No
         _sheet_row_changed(sender, instance)
 
 
+def _refuse_deleting_a_trait_at_risk(sender, instance: Trait, **kwargs) -> None:
+    from challenges.services import trait_edit_refusal
+
+    refusal = trait_edit_refusal(instance.pk)
+    if refusal:
+        raise ProtectedError(refusal, [instance])
+
+
 def connect() -> None:
     """Hook the receivers up (``ChallengesConfig.ready``)."""
     for model in (Trait, Ability):
@@ -76,5 +90,6 @@ def connect() -> None:
         post_delete.connect(
             _sheet_row_changed, sender=model, dispatch_uid=f"sheet-del-{model.__name__}"
         )
+    pre_delete.connect(_refuse_deleting_a_trait_at_risk, sender=Trait, dispatch_uid="trait-at-risk")
     post_save.connect(_character_changed, sender=Character, dispatch_uid="sheet-character")
     post_save.connect(_presence_changed, sender=Presence, dispatch_uid="sheet-presence")

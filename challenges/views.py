@@ -36,6 +36,37 @@ ON_ROSTER = (Presence.Status.PRESENT, Presence.Status.BREAK)
 DASHBOARD_LIMIT = 300  # challenges listed on a dashboard
 
 
+HIDDEN = "hidden"  # a throw that is in but not yet revealed, where a viewer sees that much
+
+
+def shown_throws(record: TestRecord) -> tuple[str | None, str | None]:
+    """``(challenger throw, defender throw)`` of a test as anyone outside it
+    sees them (a narrator's dashboard, the admin): both once the test is
+    revealed (``TestRecord.revealed``: both throws in), before that neither,
+    the narrator's own preset throw included."""
+    if not record.revealed:
+        return None, None
+    assert record.challenger_throw is not None and record.defender_throw is not None
+    return record.challenger_throw.value, record.defender_throw.value
+
+
+def state_shown(state: dict) -> dict:
+    """A challenge's stored ``state`` dict with the throws of every unrevealed
+    test replaced by :data:`HIDDEN` (None where not thrown): what the admin
+    shows. A state that does not parse is shown with every throw hidden."""
+    tests = []
+    for test in state.get("tests") or []:
+        try:
+            record = TestRecord.from_dict(test)
+        except (KeyError, TypeError, ValueError):
+            record = TestRecord()
+        shown = dict(zip(("challenger_throw", "defender_throw"), shown_throws(record), strict=True))
+        for key, throw in shown.items():
+            shown[key] = throw or (HIDDEN if test.get(key) else None)
+        tests.append({**test, **shown})
+    return {**state, "tests": tests}
+
+
 @dataclass(frozen=True)
 class TestView:
     """One test as one viewer may see it: the other side's throw only once revealed."""
@@ -131,14 +162,15 @@ class ChallengeView:
             )
             theirs = (de if self.side == Side.CHALLENGER else ch) if revealed else None
             narrator_side_has_thrown = de is not None and self.state.kind == Kind.OPPOSED
+            shown_ch, shown_de = shown_throws(record)
             views.append(
                 TestView(
                     number=number,
                     mine=mine,
                     theirs=theirs,
                     revealed=revealed,
-                    challenger_throw=ch if revealed else None,
-                    defender_throw=de if revealed else None,
+                    challenger_throw=shown_ch,
+                    defender_throw=shown_de,
                     thrown=(ch is not None, narrator_side_has_thrown or revealed),
                     record=record,
                 )
@@ -544,7 +576,9 @@ def phone_challenge(
 
 
 def _biddable(lines: list[TraitLine]) -> list[TraitLine]:
-    return [line for line in lines if line.held > 0]
+    """The Traits she may bid now: copies held and not at risk in another
+    challenge (``TraitLine.free``)."""
+    return [line for line in lines if line.free > 0]
 
 
 @dataclass(frozen=True)
@@ -557,7 +591,7 @@ class RosterRow:
 
 
 def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
-    """Roster rows of ``characters``; their sheets in four queries in all."""
+    """Roster rows of ``characters``; their sheets in five queries in all."""
     sheets = character_sheets(characters, session)
     return [
         RosterRow(

@@ -1,10 +1,17 @@
 """Admin for chronicles, sheets and sessions: where narrators prepare an evening.
 
 A whole sheet (Traits, Negative Traits, Abilities) is edited on the character's
-page. Nonsense is refused with a form error, not an IntegrityError: a Trait
-without a category or with a count below 1 (model validators), and a name twice
-on one sheet (the formsets below). Sessions are started by the chronicle action,
-which ends the open one, so lost Traits come back; time out is the dashboard's.
+page. Names are cleaned (``characters.models.clean_name``: NFC, whitespace
+collapsed, invisible characters removed). Nonsense is refused with a form error,
+not an IntegrityError: a Trait without a category or with a count outside
+1..99, an Ability rating outside 1..10 (model validators), a name twice on one
+sheet, in any case or spacing (the formsets below), and an edit that would
+break a challenge in play: deleting a Trait bid in an open challenge, lowering
+its count below the copies bid, or changing its category or making it Negative
+(renaming it is fine: the challenge keeps the name as bid). A character with
+challenges cannot be deleted here (their history is read-only). Sessions are
+started by the chronicle action, which ends the open one, so lost Traits come
+back; time out is the dashboard's.
 A staff narrator who is not a superuser sees only her chronicles' objects
 (``characters.admin_scope``).
 """
@@ -19,12 +26,22 @@ from django.utils.html import format_html
 
 from challenges.rules import Category
 from characters.admin_scope import NarratedOnlyAdmin, RelatedOnly
-from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
+from characters.models import (
+    Ability,
+    Character,
+    Chronicle,
+    GameSession,
+    Presence,
+    Trait,
+    clean_name,
+    name_key,
+)
 from characters.services import join_links_revoke, session_start
 
 
 class UniqueNameFormSet(BaseInlineFormSet):
-    """Refuse the same name twice on one sheet (any case, any category).
+    """Refuse the same name twice on one sheet (any case, any spacing, any
+    category: :func:`characters.models.name_key`).
 
     A Trait held several times is one line with a count (*Quick* ×3), never
     two lines; the database would only refuse exact duplicates, and too late.
@@ -38,10 +55,10 @@ class UniqueNameFormSet(BaseInlineFormSet):
         for form in self.forms:
             if not hasattr(form, "cleaned_data") or self._should_delete_form(form):
                 continue
-            name = (form.cleaned_data.get("name") or "").strip()
+            name = clean_name(form.cleaned_data.get("name") or "")
             if not name:
                 continue
-            key = name.casefold()
+            key = name_key(name)
             if key in seen:
                 form.add_error("name", f"{name} is already on this sheet.")
                 raise ValidationError(
@@ -53,9 +70,37 @@ class UniqueNameFormSet(BaseInlineFormSet):
 
 
 class TraitFormSet(UniqueNameFormSet):
-    """Traits of one sheet: unique names; counts and categories are checked per form."""
+    """Traits of one sheet: unique names; counts and categories are checked per
+    form; a Trait bid in an open challenge keeps its copies bid, its category
+    and stays positive until the challenge is over
+    (``challenges.services.trait_edit_refusal``)."""
 
     what = "Trait"
+
+    def clean(self):
+        super().clean()
+        refusals = []
+        for form in self.initial_forms:
+            if not hasattr(form, "cleaned_data") or not form.has_changed():
+                continue
+            refusal = self._refusal(form)
+            if refusal:
+                form.add_error(None, refusal)
+                refusals.append(refusal)
+        if refusals:
+            raise ValidationError(refusals)
+
+    def _refusal(self, form) -> str:
+        from challenges.services import trait_edit_refusal
+
+        data = form.cleaned_data
+        if self._should_delete_form(form) or data.get("negative"):
+            return trait_edit_refusal(form.instance.pk)
+        if "count" not in form.changed_data and "category" not in form.changed_data:
+            return ""
+        return trait_edit_refusal(
+            form.instance.pk, count=data.get("count") or 0, category=data.get("category")
+        )
 
 
 class AbilityFormSet(UniqueNameFormSet):

@@ -6,11 +6,34 @@ starting a new session restores every Trait while the last one keeps its history
 """
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
 from challenges.rules import Category, HealthLevel
+from characters.names import clean_name, name_key
+
+# Copies of one Trait, an Ability's rating: far above any sheet, a guard against
+# typos in the admin (validators, not database constraints: the load bench and
+# the fault tests give characters hundreds of copies so that play never runs out).
+MAX_TRAIT_COUNT = 99
+MAX_ABILITY_RATING = 10
+
+
+class CleanNameMixin:
+    """Keeps ``name`` cleaned (:func:`clean_name`) on ``clean()`` and ``save()``;
+    a name with nothing visible is a validation error."""
+
+    def clean(self) -> None:
+        super().clean()  # type: ignore[misc]
+        self.name = clean_name(self.name)
+        if not self.name:
+            raise ValidationError({"name": "A name needs at least one visible letter."})
+
+    def save(self, *args, **kwargs) -> None:
+        self.name = clean_name(self.name)
+        super().save(*args, **kwargs)  # type: ignore[misc]
 
 
 class Chronicle(models.Model):
@@ -106,7 +129,7 @@ class GameSession(models.Model):
         return (latest or 0) + 1
 
 
-class Character(models.Model):
+class Character(CleanNameMixin, models.Model):
     """A character of a chronicle, played by one user (or kept by the narrators)."""
 
     chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="characters")
@@ -136,11 +159,23 @@ class Character(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        """Clean the name; refuse one another character of the chronicle has
+        (any case, any spacing: :func:`name_key`)."""
+        super().clean()
+        if not self.chronicle_id:
+            return
+        key = name_key(self.name)
+        others = Character.objects.filter(chronicle_id=self.chronicle_id).exclude(pk=self.pk)
+        for other in others.values_list("name", flat=True):
+            if name_key(other) == key:
+                raise ValidationError({"name": f"{other} is already in this chronicle."})
+
 
 CATEGORY_CHOICES = [(c.value, c.value.title()) for c in Category]
 
 
-class Trait(models.Model):
+class Trait(CleanNameMixin, models.Model):
     """An adjective on a sheet (Physical *Ferocious*), held ``count`` times (*Quick* ×3).
 
     Negative Traits are flaws an opponent can name; they are never bid.
@@ -149,7 +184,9 @@ class Trait(models.Model):
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="traits")
     name = models.CharField(max_length=100)
     category = models.CharField(max_length=10, choices=CATEGORY_CHOICES)
-    count = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    count = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_TRAIT_COUNT)]
+    )
     negative = models.BooleanField(default=False)
 
     class Meta:
@@ -170,12 +207,14 @@ class Trait(models.Model):
         return f"{self.name}{suffix}"
 
 
-class Ability(models.Model):
+class Ability(CleanNameMixin, models.Model):
     """A skill (*Brawl*, *Occult*) with a rating; never bid or lost."""
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="abilities")
     name = models.CharField(max_length=100)
-    rating = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    rating = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_ABILITY_RATING)]
+    )
 
     class Meta:
         verbose_name_plural = "abilities"

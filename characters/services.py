@@ -19,7 +19,9 @@ from characters.models import Ability, Character, Chronicle, GameSession, Presen
 
 @dataclass(frozen=True)
 class TraitLine:
-    """One Trait of a sheet tonight: ``count`` on the sheet, ``lost`` this session."""
+    """One Trait of a sheet tonight: ``count`` on the sheet, ``lost`` this
+    session, ``at_risk`` copies bid in her open challenges, the ids of those
+    challenges in ``risked_in`` (one per copy, oldest first)."""
 
     id: int
     name: str
@@ -27,11 +29,23 @@ class TraitLine:
     count: int
     lost: int
     negative: bool
+    at_risk: int = 0
+    risked_in: tuple[int, ...] = ()
 
     @property
     def held(self) -> int:
         """Copies still held tonight (Trait count)."""
         return self.count - self.lost
+
+    @property
+    def free(self) -> int:
+        """Copies she may bid now: held and not at risk elsewhere."""
+        return max(0, self.held - self.at_risk)
+
+    @property
+    def risked_in_text(self) -> str:
+        """ "#12", "#12, #14": the open challenges her copies are bid in."""
+        return ", ".join(f"#{pk}" for pk in dict.fromkeys(self.risked_in))
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,11 @@ class Sheet:
         return next(c.held for c in self.categories if c.category == category)
 
     @property
+    def risked_in(self) -> frozenset[int]:
+        """Ids of her open challenges with a Trait of hers bid."""
+        return frozenset(pk for t in self.traits for pk in t.risked_in)
+
+    @property
     def traits(self) -> list[TraitLine]:
         """Every non-negative Trait line, all categories."""
         return [t for c in self.categories for t in c.traits]
@@ -85,19 +104,26 @@ class Sheet:
 def character_sheet(character: Character, session: GameSession | None) -> Sheet:
     """Build ``character``'s sheet for ``session``: Traits by category (Physical,
     Social, Mental) with counts, copies lost in this session, Negative Traits,
-    Abilities and her health level tonight. Three queries."""
+    Abilities, her health level and Traits at risk tonight. Five queries."""
     return character_sheets([character], session)[character.pk]
 
 
 def character_sheets(characters: list[Character], session: GameSession | None) -> dict[int, Sheet]:
     """:func:`character_sheet` for many characters at once (a narrator's
-    roster): four queries in all, not four per character. Keyed by character id."""
+    roster): five queries in all, not five per character (copies at risk in
+    her open challenges of ``session`` read with the rules engine's own
+    reckoning, ``challenges.services.open_bids``). Keyed by character id."""
     from challenges.models import TraitLoss  # challenges depends on characters, not back
+    from challenges.services import open_bids
 
     ids = [c.pk for c in characters]
     losses: Counter[int] = Counter()
     health: dict[int, HealthLevel] = {}
     status: dict[int, str] = {}
+    risked: dict[tuple[int, object], list[int]] = {}
+    if session is not None and ids:
+        for bid in open_bids(session.pk, ids):
+            risked.setdefault((bid.character_id, bid.key), []).append(bid.challenge_id)
     if session is not None:
         rows = (
             TraitLoss.objects.filter(session=session, character_id__in=ids)
@@ -113,6 +139,10 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
             status[character_id] = seat
     lines: dict[int, list[TraitLine]] = {pk: [] for pk in ids}
     for t in Trait.objects.filter(character_id__in=ids).order_by("name"):
+        # By id; by name and category for a bid saved without ids.
+        risked_in = risked.get((t.character_id, t.id), []) + risked.get(
+            (t.character_id, (t.name, t.category)), []
+        )
         lines[t.character_id].append(
             TraitLine(
                 id=t.id,
@@ -121,6 +151,8 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
                 count=t.count,
                 lost=min(losses[t.id], t.count),
                 negative=t.negative,
+                at_risk=len(risked_in),
+                risked_in=tuple(sorted(risked_in)),
             )
         )
     abilities: dict[int, list[Ability]] = {pk: [] for pk in ids}

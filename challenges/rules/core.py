@@ -147,9 +147,12 @@ class TraitHolding:
     ``count``: copies still held (lost ones excluded, ones bid anywhere
     included), a Trait count ≥ 0. ``at_risk``: copies bid in OTHER unresolved
     challenges. Free to bid here = ``count - at_risk``. ``negative``: a
-    Negative Trait (never bid, never counted). ``category`` may be given as its
-    value ("physical") and is stored as a :class:`Category`. Raises ValueError
-    on a negative count or unknown category. seeds/000 "Using Traits".
+    Negative Trait (never bid, never counted). ``trait_id``: the sheet row it
+    stands for (None when there is none, e.g. in the engine's tests); the engine
+    only carries it into bids and losses, so that a renamed Trait stays the same
+    Trait. ``category`` may be given as its value ("physical") and is stored as
+    a :class:`Category`. Raises ValueError on a negative count or unknown
+    category. seeds/000 "Using Traits".
     """
 
     name: str
@@ -157,6 +160,7 @@ class TraitHolding:
     count: int
     at_risk: int = 0
     negative: bool = False
+    trait_id: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "category", Category(self.category))
@@ -209,7 +213,7 @@ class Combatant:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form: ``{"character_id", "name", "health": int, "traits":
-        [{"name", "category", "count", "at_risk", "negative"}, ...]}``."""
+        [{"name", "category", "count", "at_risk", "negative", "trait_id"}, ...]}``."""
         return {
             "character_id": self.character_id,
             "name": self.name,
@@ -221,6 +225,7 @@ class Combatant:
                     "count": t.count,
                     "at_risk": t.at_risk,
                     "negative": t.negative,
+                    "trait_id": t.trait_id,
                 }
                 for t in self.traits
             ],
@@ -240,6 +245,7 @@ class Combatant:
                     count=int(t["count"]),
                     at_risk=int(t["at_risk"]),
                     negative=bool(t["negative"]),
+                    trait_id=_int(t.get("trait_id")),
                 )
                 for t in d["traits"]
             ),
@@ -306,11 +312,13 @@ class TestRecord:
 @dataclass(frozen=True)
 class Loss:
     """One copy of a Trait lost for the rest of the session (one per bid entry
-    of the loser). seeds/000 "Testing"."""
+    of the loser): ``trait`` is its name as bid, ``trait_id`` the sheet row bid
+    (None if the bid carried none). seeds/000 "Testing"."""
 
     character_id: int
     trait: str
     category: Category
+    trait_id: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "category", Category(self.category))
@@ -357,7 +365,9 @@ class ChallengeState:
     ``ruleset``: a key of ``RULESETS``. ``category``: None only for simple
     tests. ``defender``: None for static challenges and simple tests (the
     narrator's side). ``difficulty``: the narrator's Trait count (static only).
-    ``*_bids``: Trait names, one entry per copy at risk. ``relented``: the
+    ``*_bids``: Trait names as bid, one entry per copy at risk; ``*_bid_ids``:
+    beside each, the bid holding's ``trait_id`` (empty in states saved before
+    ids were kept: read them with :meth:`bid_entries`). ``relented``: the
     challenge ended by a relent. ``stakes``: what happens on a win, free text.
     ``stage_since``: epoch seconds of the last stage change. ``tests``: one
     record per test, oldest first (retests append). ``losses``/``wounds``: set
@@ -384,6 +394,8 @@ class ChallengeState:
     outcome: Outcome | None
     losses: tuple[Loss, ...]
     wounds: tuple[int, ...]
+    challenger_bid_ids: tuple[int | None, ...] = ()
+    defender_bid_ids: tuple[int | None, ...] = ()
 
     @property
     def current_test(self) -> TestRecord | None:
@@ -420,6 +432,12 @@ class ChallengeState:
         """The Trait names ``side`` has bid."""
         return self.challenger_bids if Side(side) is Side.CHALLENGER else self.defender_bids
 
+    def bid_entries(self, side: Side) -> tuple[tuple[str, int | None], ...]:
+        """``(name as bid, trait_id or None)`` for each copy ``side`` has bid."""
+        ids = self.challenger_bid_ids if Side(side) is Side.CHALLENGER else self.defender_bid_ids
+        names = self.bids_of(side)
+        return tuple(zip(names, (*ids, *[None] * (len(names) - len(ids))), strict=False))
+
     def with_combatants(self, challenger: Combatant, defender: Combatant | None) -> ChallengeState:
         """The same state with refreshed Trait pools and health (the service
         calls this before each move). Raises ValueError if a combatant is not
@@ -441,7 +459,8 @@ class ChallengeState:
         """A JSON- and msgpack-safe dict (enums as values, tuples as lists,
         ``"schema"``: layout version). Lossless: ``from_dict(to_dict())``
         equals the state. Top-level keys include "category" (value or None),
-        "challenger_bids" and "defender_bids" (lists of names)."""
+        "challenger_bids" and "defender_bids" (lists of names),
+        "challenger_bid_ids" and "defender_bid_ids" (lists of ids or None)."""
         return {
             "schema": SCHEMA,
             "kind": self.kind.value,
@@ -452,6 +471,8 @@ class ChallengeState:
             "difficulty": self.difficulty,
             "challenger_bids": list(self.challenger_bids),
             "defender_bids": list(self.defender_bids),
+            "challenger_bid_ids": list(self.challenger_bid_ids),
+            "defender_bid_ids": list(self.defender_bid_ids),
             "relented": self.relented,
             "is_attack": self.is_attack,
             "stakes": self.stakes,
@@ -460,7 +481,12 @@ class ChallengeState:
             "tests": [t.to_dict() for t in self.tests],
             "outcome": _value(self.outcome),
             "losses": [
-                {"character_id": x.character_id, "trait": x.trait, "category": x.category.value}
+                {
+                    "character_id": x.character_id,
+                    "trait": x.trait,
+                    "category": x.category.value,
+                    "trait_id": x.trait_id,
+                }
                 for x in self.losses
             ],
             "wounds": list(self.wounds),
@@ -482,6 +508,8 @@ class ChallengeState:
             difficulty=_int(d["difficulty"]),
             challenger_bids=tuple(str(n) for n in d["challenger_bids"]),
             defender_bids=tuple(str(n) for n in d["defender_bids"]),
+            challenger_bid_ids=tuple(_int(n) for n in d.get("challenger_bid_ids", ())),
+            defender_bid_ids=tuple(_int(n) for n in d.get("defender_bid_ids", ())),
             relented=bool(d["relented"]),
             is_attack=bool(d["is_attack"]),
             stakes=str(d["stakes"]),
@@ -490,7 +518,12 @@ class ChallengeState:
             tests=tuple(TestRecord.from_dict(t) for t in d["tests"]),
             outcome=_enum(Outcome, d["outcome"]),
             losses=tuple(
-                Loss(int(x["character_id"]), str(x["trait"]), Category(x["category"]))
+                Loss(
+                    int(x["character_id"]),
+                    str(x["trait"]),
+                    Category(x["category"]),
+                    _int(x.get("trait_id")),
+                )
                 for x in d["losses"]
             ),
             wounds=tuple(int(w) for w in d["wounds"]),

@@ -57,8 +57,9 @@ def _plural(n: int, word: str) -> str:
 
 def _validate_bids(
     who: Combatant, category: Category, bids: Sequence[str], ruleset: Ruleset
-) -> tuple[str, ...]:
-    """The bid as the Traits' own names, one entry per copy, or RulesError.
+) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+    """The bid as the Traits' own names, one entry per copy, and beside them
+    the ``trait_id`` of the holding each copy is taken from; or RulesError.
 
     Each Trait must be a non-negative Trait of ``category`` she holds free
     (count - at_risk, minus copies earlier in this bid); the number of entries
@@ -72,7 +73,9 @@ def _validate_bids(
     if len(bids) != need:
         raise RulesError(f"You must bid {_plural(need, 'Trait')}, not {len(bids)}.")
     used: Counter[str] = Counter()
+    taken: Counter[int | None] = Counter()
     names: list[str] = []
+    ids: list[int | None] = []
     for raw in bids:
         own = [t for t in who.holdings(raw, category) if not t.negative]
         if not own:
@@ -99,8 +102,12 @@ def _validate_bids(
             if free == 0:
                 raise RulesError(f"Your '{name}' is already at risk in another challenge.")
             raise RulesError(f"You have only {free} '{name}' free to bid.")
+        # The copy comes from the first holding of that name with one free.
+        holding = next((t for t in own if taken[t.trait_id] < t.free), own[0])
+        taken[holding.trait_id] += 1
         names.append(name)
-    return tuple(names)
+        ids.append(holding.trait_id)
+    return tuple(names), tuple(ids)
 
 
 def _as_throw(throw: Any) -> Throw:
@@ -150,7 +157,10 @@ def _resolve(
         who = state.combatant(side)
         if who is None or state.category is None:
             continue  # the narrator's side, or a simple test: nothing was bid
-        losses.extend(Loss(who.character_id, name, state.category) for name in state.bids_of(side))
+        losses.extend(
+            Loss(who.character_id, name, state.category, trait_id)
+            for name, trait_id in state.bid_entries(side)
+        )
         if state.is_attack and outcome is not Outcome.DRAW:
             wounds.append(who.character_id)
     resolved = _at_stage(
@@ -232,7 +242,7 @@ def open_opposed(
         raise RulesError("You cannot challenge yourself.")
     _require_can_enter(challenger)
     category = Category(category)
-    names = _validate_bids(challenger, category, bids, rules)
+    names, ids = _validate_bids(challenger, category, bids, rules)
     state = ChallengeState(
         kind=Kind.OPPOSED,
         ruleset=rules.name,
@@ -242,6 +252,7 @@ def open_opposed(
         difficulty=None,
         challenger_bids=names,
         defender_bids=(),
+        challenger_bid_ids=ids,
         relented=False,
         is_attack=bool(is_attack),
         stakes=str(stakes),
@@ -275,9 +286,14 @@ def respond(state: ChallengeState, *, bids: Sequence[str] | None, now: float) ->
         relented = Event("relented", {"side": Side.DEFENDER.value})
         resolved_state, resolved = _resolve(state, Outcome.CHALLENGER_WINS, now, relented=True)
         return Transition(resolved_state, (relented, resolved))
-    names = _validate_bids(state.defender, state.category, bids, get_ruleset(state.ruleset))
+    names, ids = _validate_bids(state.defender, state.category, bids, get_ruleset(state.ruleset))
     new = _at_stage(
-        state, Stage.THROWS, now, defender_bids=names, tests=(*state.tests, TestRecord())
+        state,
+        Stage.THROWS,
+        now,
+        defender_bids=names,
+        defender_bid_ids=ids,
+        tests=(*state.tests, TestRecord()),
     )
     return Transition(
         new, (Event("responded", {"side": Side.DEFENDER.value, "traits": list(names)}),)
@@ -489,8 +505,8 @@ def bid(state: ChallengeState, *, bids: Sequence[str] | None, now: float) -> Tra
         new, resolved = _resolve(state, Outcome.DEFENDER_WINS, now, relented=True)
         return Transition(new, (relented, resolved))
     _require_can_enter(state.challenger)
-    names = _validate_bids(state.challenger, state.category, bids, get_ruleset(state.ruleset))
-    new = _at_stage(state, Stage.THROWS, now, challenger_bids=names)
+    names, ids = _validate_bids(state.challenger, state.category, bids, get_ruleset(state.ruleset))
+    new = _at_stage(state, Stage.THROWS, now, challenger_bids=names, challenger_bid_ids=ids)
     return Transition(new, (Event("bid", {"side": Side.CHALLENGER.value, "traits": list(names)}),))
 
 

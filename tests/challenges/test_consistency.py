@@ -171,3 +171,19 @@ def test_checkstate_prints_the_problems_and_fails(played, capsys):
     with pytest.raises(CommandError, match="1 inconsistencies"):
         call_command("checkstate", "--session", str(played["session"].pk))
     assert "Test rows do not match" in capsys.readouterr().out
+
+
+def test_checkstate_raises_no_false_alarm_after_renames(played, capsys):
+    """Lost Traits are compared by the Trait bid (its id), whatever it is
+    called now; a real mismatch is still found."""
+    for trait in Trait.objects.all():
+        trait.name = f"{trait.name} the Second"
+        trait.save()
+    call_command("checkstate")
+    assert "consistent" in capsys.readouterr().out
+    loss = TraitLoss.objects.filter(challenge=played["resolved"]).get()
+    loss.trait = Trait.objects.filter(character=loss.character).exclude(pk=loss.trait_id).first()
+    loss.save()
+    with pytest.raises(CommandError, match="inconsistencies"):
+        call_command("checkstate")
+    assert "lost Traits" in capsys.readouterr().out

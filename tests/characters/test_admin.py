@@ -307,3 +307,138 @@ def test_events_cannot_be_touched_through_the_admin(admin_client, lost_resilient
     assert admin_client.post(admin_url(Event, "change", event.pk), data).status_code == 403
     event.refresh_from_db()
     assert event.kind == "resolved"
+
+
+# Sheet input is cleaned ------------------------------------------------------
+@pytest.mark.parametrize(
+    "typed, kept",
+    [
+        ("  Quick   Feet ", "Quick Feet"),
+        ("Qu\u200bick\u00a0Feet", "Quick Feet"),  # zero-width space, no-break space
+        ("\u202eQuick\u202c \ufeffFeet\u2066", "Quick Feet"),  # bidi controls, BOM
+        ("Cafe\u0301", "Caf\u00e9"),  # NFC: e + combining acute is é
+    ],
+)
+def test_names_are_kept_cleaned(admin_client, helen, typed, kept):
+    rows = [*existing_rows(helen), {"name": typed, "category": "physical", "count": 1}]
+    abilities = [{"name": typed, "rating": 1}]
+    data = sheet_post(helen, rows, abilities)
+    data["name"] = typed
+    response = admin_client.post(admin_url(Character, "change", helen.pk), data)
+    assert response.status_code == 302
+    helen.refresh_from_db()
+    assert helen.name == kept
+    assert helen.traits.filter(name=kept).count() == 1
+    assert helen.abilities.filter(name=kept).count() == 1
+
+
+def test_a_name_with_nothing_visible_is_refused(admin_client, helen):
+    rows = [*existing_rows(helen), {"name": "\u200b\u200e", "category": "physical", "count": 1}]
+    response = admin_client.post(admin_url(Character, "change", helen.pk), sheet_post(helen, rows))
+    assert response.status_code == 200
+    assert "at least one visible letter" in str(formset_errors(response, "traits"))
+
+
+@pytest.mark.parametrize("name", ["FEROCIOUS", "Fero cious", "Fero\u200bcious", " ferocious\u00a0"])
+def test_a_trait_name_twice_in_any_case_or_spacing_is_refused(admin_client, helen, name):
+    rows = [*existing_rows(helen), {"name": name, "category": "social", "count": 1}]
+    response = admin_client.post(admin_url(Character, "change", helen.pk), sheet_post(helen, rows))
+    assert response.status_code == 200
+    assert "Trait Ferocious appears twice on this sheet" in str(formset_errors(response, "traits"))
+    assert helen.traits.count() == 2
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"name": "Quick", "category": "physical", "count": 100}, "less than or equal to 99"),
+        ({"name": "Quick", "category": "physical", "count": 65535}, "less than or equal to 99"),
+    ],
+)
+def test_a_trait_count_above_99_is_refused(admin_client, helen, row, message):
+    response = admin_client.post(
+        admin_url(Character, "change", helen.pk), sheet_post(helen, [*existing_rows(helen), row])
+    )
+    assert response.status_code == 200
+    assert message in str(formset_errors(response, "traits"))
+    assert not helen.traits.filter(name="Quick").exists()
+
+
+@pytest.mark.parametrize("rating, saved", [(10, True), (11, False), (0, False)])
+def test_an_ability_rating_is_between_1_and_10(admin_client, helen, rating, saved):
+    data = sheet_post(helen, existing_rows(helen), [{"name": "Dodge", "rating": rating}])
+    response = admin_client.post(admin_url(Character, "change", helen.pk), data)
+    assert (response.status_code == 302) is saved
+    assert helen.abilities.filter(name="Dodge").exists() is saved
+
+
+@pytest.mark.parametrize("name", ["helen", "  HELEN ", "He len"])
+def test_a_character_name_twice_in_a_chronicle_is_refused(admin_client, helen, name):
+    character = Character(chronicle=helen.chronicle, name=name)
+    response = admin_client.post(admin_url(Character, "add"), sheet_post(character, []))
+    assert response.status_code == 200
+    assert "Helen is already in this chronicle." in str(response.context["adminform"].form.errors)
+    assert Character.objects.filter(chronicle=helen.chronicle).count() == 1
+
+
+# A sheet edit cannot break a challenge in play --------------------------------
+@pytest.fixture
+def ferocious_bid(session, helen, grady, admin_user):
+    """Helen challenges Grady, bidding one of her two Ferocious."""
+    from challenges import services
+
+    return services.challenge_open(
+        session=session,
+        challenger=helen,
+        defender=grady,
+        category="physical",
+        bids=["Ferocious"],
+        user=admin_user,
+        msg_id="open-1",
+    )
+
+
+def _edited(helen, **changes) -> list[dict]:
+    rows = existing_rows(helen)
+    ferocious = next(row for row in rows if row["name"] == "Ferocious")
+    ferocious.update(changes)
+    return rows
+
+
+@pytest.mark.parametrize(
+    "changes, refusal",
+    [
+        (
+            {"DELETE": "on"},
+            "Ferocious is bid in the open challenge #{pk} (Helen vs Grady); "
+            "void or finish it first.",
+        ),
+        ({"count": 0}, "greater than or equal to 1"),
+        (
+            {"category": "social"},
+            "Ferocious is bid in the open challenge #{pk} (Helen vs "
+            "Grady); its category cannot change until that is over.",
+        ),
+        (
+            {"negative": "on"},
+            "Ferocious is bid in the open challenge #{pk} (Helen vs Grady); "
+            "void or finish it first.",
+        ),
+    ],
+)
+def test_a_trait_at_risk_cannot_be_deleted_or_changed_in_kind(
+    admin_client, helen, ferocious_bid, changes, refusal
+):
+    data = sheet_post(helen, _edited(helen, **changes))
+    response = admin_client.post(admin_url(Character, "change", helen.pk), data)
+    assert response.status_code == 200
+    assert refusal.format(pk=ferocious_bid.pk) in str(formset_errors(response, "traits"))
+    trait = helen.traits.get(name="Ferocious")
+    assert (trait.count, trait.category, trait.negative) == (2, "physical", False)
+
+
+def test_a_trait_at_risk_may_be_renamed_or_its_free_copy_taken(admin_client, helen, ferocious_bid):
+    data = sheet_post(helen, _edited(helen, name="Savage", count=1))
+    response = admin_client.post(admin_url(Character, "change", helen.pk), data)
+    assert response.status_code == 302
+    assert helen.traits.get(name="Savage").count == 1

@@ -20,34 +20,81 @@ from tests.security.wsrec import WAIT, open_socket, snapshot
 
 
 # Origin ----------------------------------------------------------------------
-def _scope(origin: str | None, host: str = "192.168.1.20:8000") -> dict:
-    headers = [(b"host", host.encode())]
+def _scope(
+    origin: str | None, host: str = "192.168.1.20:8000", scheme: str | None = None, **headers
+) -> dict:
+    """A handshake's scope: ``scheme`` "ws"/"wss" (None: left out, as the ASGI
+    default "ws"), extra ``headers`` by name (``x_forwarded_proto="https"``)."""
+    pairs = [(b"host", host.encode())]
     if origin is not None:
-        headers.append((b"origin", origin.encode()))
-    return {"type": "websocket", "headers": headers}
+        pairs.append((b"origin", origin.encode()))
+    pairs += [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()]
+    scope = {"type": "websocket", "headers": pairs}
+    if scheme is not None:
+        scope["scheme"] = scheme
+    return scope
 
 
 @pytest.mark.parametrize(
-    "origin, host, allowed",
+    "origin, host, scheme, allowed",
     [
-        ("http://192.168.1.20:8000", "192.168.1.20:8000", True),
-        ("https://narrator.example.org", "narrator.example.org", True),
-        ("https://narrator.example.org:443", "narrator.example.org", True),
-        ("http://narrator.example.org", "narrator.example.org:80", True),
-        ("HTTP://Narrator.Example.org", "narrator.example.org", True),
-        (None, "192.168.1.20:8000", True),  # not a browser: carries no victim's cookie
-        ("http://evil.example.com", "192.168.1.20:8000", False),
-        ("http://192.168.1.20:9000", "192.168.1.20:8000", False),
-        ("http://192.168.1.20", "192.168.1.20:8000", False),
-        ("http://narrator.example.org.evil.com", "narrator.example.org", False),
-        ("null", "192.168.1.20:8000", False),
-        ("file://", "192.168.1.20:8000", False),
-        ("http://192.168.1.20:notaport", "192.168.1.20:8000", False),
-        ("http://192.168.1.20:8000", "", False),
+        ("http://192.168.1.20:8000", "192.168.1.20:8000", None, True),
+        ("http://192.168.1.20:8000", "192.168.1.20:8000", "ws", True),
+        ("https://narrator.example.org", "narrator.example.org", "wss", True),
+        ("https://narrator.example.org:443", "narrator.example.org", "wss", True),
+        ("https://narrator.example.org", "narrator.example.org:443", "wss", True),
+        ("http://narrator.example.org", "narrator.example.org:80", "ws", True),
+        ("HTTP://Narrator.Example.org", "narrator.example.org", "ws", True),
+        (None, "192.168.1.20:8000", None, True),  # not a browser: carries no victim's cookie
+        ("http://evil.example.com", "192.168.1.20:8000", None, False),
+        ("http://192.168.1.20:9000", "192.168.1.20:8000", None, False),
+        ("http://192.168.1.20", "192.168.1.20:8000", None, False),
+        ("http://narrator.example.org.evil.com", "narrator.example.org", None, False),
+        ("null", "192.168.1.20:8000", None, False),
+        ("file://", "192.168.1.20:8000", None, False),
+        ("http://192.168.1.20:notaport", "192.168.1.20:8000", None, False),
+        ("http://192.168.1.20:8000", "", None, False),
+        # The scheme counts, as in Django's CSRF check: a plain-HTTP page may
+        # not open a socket to the HTTPS site, nor the other way round.
+        ("http://narrator.example.org", "narrator.example.org", "wss", False),
+        ("https://narrator.example.org", "narrator.example.org", "ws", False),
+        ("https://narrator.example.org", "narrator.example.org", None, False),
+        ("http://narrator.example.org:443", "narrator.example.org", "wss", False),
+        ("https://narrator.example.org:80", "narrator.example.org:80", "ws", False),
     ],
 )
-def test_a_handshake_is_allowed_only_from_the_same_host_and_port(origin, host, allowed):
-    assert origin_allowed(_scope(origin, host)) is allowed
+def test_a_handshake_is_allowed_only_from_the_same_scheme_host_and_port(
+    origin, host, scheme, allowed
+):
+    assert origin_allowed(_scope(origin, host, scheme)) is allowed
+
+
+@pytest.mark.parametrize(
+    "origin, scheme, forwarded, allowed",
+    [
+        ("https://narrator.example.org", "ws", "https", True),
+        ("https://narrator.example.org", "ws", "https, http", True),
+        ("http://narrator.example.org", "ws", "https", False),
+        ("https://narrator.example.org", "wss", "http", False),
+        ("http://narrator.example.org", "wss", "http", True),
+        ("https://narrator.example.org", "wss", None, True),  # no header: the socket's own
+        ("http://narrator.example.org", "ws", None, True),
+    ],
+)
+def test_behind_a_tls_proxy_the_forwarded_proto_is_the_sockets_scheme(
+    settings, origin, scheme, forwarded, allowed
+):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    headers = {} if forwarded is None else {"x_forwarded_proto": forwarded}
+    scope = _scope(origin, "narrator.example.org", scheme, **headers)
+    assert origin_allowed(scope) is allowed
+
+
+def test_without_a_proxy_setting_a_forwarded_proto_is_ignored(settings):
+    settings.SECURE_PROXY_SSL_HEADER = None
+    scope = _scope("https://narrator.example.org", "narrator.example.org", "ws")
+    scope["headers"].append((b"x-forwarded-proto", b"https"))
+    assert not origin_allowed(scope)
 
 
 def test_an_origin_listed_in_csrf_trusted_origins_is_allowed(settings):
@@ -183,6 +230,43 @@ def test_malformed_frames_are_refused_in_plain_words(text, message):
     with pytest.raises(FrameRefused) as refused:
         parse_frame(text, None, allowed=ALL)
     assert message in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "fields, key, kept",
+    [
+        # A right-to-left override would turn the rest of a dashboard row around.
+        (
+            {"action": "challenge.void", "challenge": 1, "reason": "\u202eruled out"},
+            "reason",
+            "ruled out",
+        ),
+        ({"action": "challenge.void", "challenge": 1, "reason": "\u200b\u2066"}, "reason", None),
+        (
+            {
+                "action": "challenge.open",
+                "defender": 1,
+                "bid": "physical:Qu\u200bick",
+                "stakes": "I bite\u200f your \ufeffshoulder",
+            },
+            "stakes",
+            "I bite your shoulder",
+        ),
+        (
+            {"action": "challenge.open", "defender": 1, "bid": "physical:Qu\u200bick"},
+            "bid",
+            "physical:Quick",
+        ),
+        (
+            {"action": "challenge.open", "defender": 1, "bid": "physical:Cafe\u0301"},
+            "bid",
+            "physical:Caf\u00e9",
+        ),
+    ],
+)
+def test_typed_texts_lose_invisible_characters(fields, key, kept):
+    _, parsed = parse_frame(_frame(**fields), None, allowed=ALL)
+    assert parsed.get(key) == kept
 
 
 def test_a_bytes_frame_is_refused():
