@@ -91,7 +91,9 @@ def test_a_session_started_on_one_tablet_moves_two_phones_and_two_tablets(live, 
     # End session: phones show "No session tonight", the tablet offers session 3.
     _confirm(second, "End session", "Yes, end session 2")
     for phone_screen in (helen, grady):
-        expect(phone_screen.page.get_by_text("No session tonight")).to_be_visible(timeout=AT_ONCE)
+        expect(
+            phone_screen.page.locator("#live .notice", has_text="No session tonight")
+        ).to_be_visible(timeout=AT_ONCE)
         expect(phone_screen.page.locator("#start")).to_be_hidden()
     expect(first.page.locator("summary", has_text="Start session 3")).to_be_visible()
     helen.page.screenshot(path=f"{SHOTS}/phone-no-session.png", full_page=True)
@@ -99,7 +101,7 @@ def test_a_session_started_on_one_tablet_moves_two_phones_and_two_tablets(live, 
     # A phone opened between sessions gets the whole screen when the next starts.
     helen.page.reload()
     helen.connected()
-    expect(helen.page.get_by_text("No session tonight")).to_be_visible()
+    expect(helen.page.locator("#live .notice", has_text="No session tonight")).to_be_visible()
     _confirm(first, "Start session 3", "Yes, start session 3")
     expect(helen.page.locator("section.who")).to_contain_text("Session 3 · ", timeout=AT_ONCE)
     expect(helen.control("radio", "Grady")).to_be_visible()
