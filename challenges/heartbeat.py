@@ -14,7 +14,8 @@ what the screen shows changes:
   session: count, sum of ``Challenge.version``, highest id; Traits she lost
   tonight; her health level; not who is present: the websocket view does not
   list opponents, so an arrival must not make every phone resync);
-- a dashboard: ``session``; ``challenges`` (the newest ``DASHBOARD_LIMIT``:
+- a dashboard: ``session``; ``challenges`` (the ``DASHBOARD_LIMIT`` it lists:
+  every open one, then the latest results, as ``views.dashboard_challenges``;
   count, sum of versions, highest id); ``roster`` (characters present, sum of
   their health levels, Traits lost in the session).
 
@@ -85,7 +86,10 @@ SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m, r.n, r.h,
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v, COALESCE(MAX(x.id), 0) AS m
    FROM (SELECT id, version FROM {challenge} WHERE session_id = %(session)s
-         ORDER BY created_at DESC LIMIT %(limit)s) x) c,
+         ORDER BY CASE WHEN stage = 'resolved' THEN 1 ELSE 0 END,
+           CASE WHEN stage = 'resolved' THEN NULL ELSE stage_since END,
+           stage_since DESC, id DESC
+         LIMIT %(limit)s) x) c,
   (SELECT COUNT(*) AS n, COALESCE(SUM(health), 0) AS h
    FROM {presence} WHERE session_id = %(session)s) r
 WHERE s.id = %(session)s
@@ -111,7 +115,7 @@ def play_parts(character_id: int, session_id: int | None) -> Parts:
 
 
 def dashboard_parts(session_id: int, limit: int) -> Parts:
-    """The parts of a narrator's dashboard of the newest ``limit`` challenges (one query)."""
+    """The parts of a narrator's dashboard listing ``limit`` challenges (one query)."""
     row = _row(_DASHBOARD_SQL, {"session": session_id, "limit": limit})
     if row is None:
         return {}
