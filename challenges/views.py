@@ -490,7 +490,7 @@ def _biddable(lines: list[TraitLine]) -> list[TraitLine]:
 @dataclass(frozen=True)
 class RosterRow:
     """One present character on the dashboard; ``player_name`` is "" when her
-    player has none or it repeats the character's name."""
+    player has none or it repeats the character's name (any case or spacing)."""
 
     character: Character
     sheet: Sheet
@@ -501,7 +501,12 @@ def _player_name(character: Character) -> str:
     if character.player is None:
         return ""
     name = character.player.get_full_name() or character.player.get_username()
-    return "" if name.strip().casefold() == character.name.strip().casefold() else name
+    return "" if _plain_name(name) == _plain_name(character.name) else name
+
+
+def _plain_name(name: str) -> str:
+    """``name`` compared loosely: any case, no spaces ("Guest 7" is "guest7")."""
+    return "".join(name.split()).casefold()
 
 
 def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:

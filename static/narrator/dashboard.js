@@ -54,7 +54,7 @@
   if (search) search.addEventListener("input", filterRoster);
 
   // The character panel: closed by its button or Escape; redrawn (its live part
-  // only, so a form being filled survives) when a frame touches her.
+  // parts only, so a form being filled survives) when a frame touches her.
   var panel = $("character-panel");
   var refreshTimer = null;
   function panelSheet() { return panel && panel.querySelector("[data-character]"); }
@@ -76,7 +76,17 @@
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(function () {
       if (panelSheet() !== sheet) return;
-      htmx.ajax("GET", sheet.dataset.url, { target: "#panel-live", select: "#panel-live", swap: "outerHTML" });
+      fetch(sheet.dataset.url, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.text() : ""; })
+        .then(function (html) {
+          if (!html || panelSheet() !== sheet) return;
+          var fresh = new DOMParser().parseFromString(html, "text/html");
+          ["panel-live", "panel-history"].forEach(function (id) {
+            var part = fresh.getElementById(id);
+            var old = $(id);
+            if (part && old) old.replaceWith(part);
+          });
+        });
     }, 300);
   }
 
