@@ -572,6 +572,7 @@ def dashboard_context(session: GameSession) -> dict:
         "rows": rows,
         "open_rows": [r for r in rows if not r.is_resolved],
         "result_rows": [r for r in rows if r.is_resolved],
+        "fold_after": RESULT_COLLAPSE_SECONDS,
         "roster": _roster(session, list(present.order_by("name"))),
         "categories": list(Category),
     }

@@ -7,7 +7,6 @@
 // reorders them.
 (function () {
   "use strict";
-  var COLLAPSE_AFTER_S = 180; // challenges.views.RESULT_COLLAPSE_SECONDS
   var OPEN_ONLY_KEY = "narrator.dashboard.openOnly";
 
   function $(id) { return document.getElementById(id); }
@@ -21,10 +20,12 @@
     });
   }
 
-  // Results fold to their outcome line once older than COLLAPSE_AFTER_S (the server
+  // Results fold to their outcome line once older than data-fold-after seconds (the server
   // folds them at render too); one the narrator opens again stays open.
   function fold() {
-    var old = Date.now() / 1000 - COLLAPSE_AFTER_S;
+    var list = $("challenge-list"); // data-fold-after: views.RESULT_COLLAPSE_SECONDS
+    if (!list) return;
+    var old = Date.now() / 1000 - parseFloat(list.dataset.foldAfter || "180");
     document.querySelectorAll("#recent-results details.result[open]:not([data-folded])").forEach(function (d) {
       var row = d.closest("article[data-since]");
       if (row && parseFloat(row.dataset.since) < old) {

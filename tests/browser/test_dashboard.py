@@ -3,10 +3,12 @@ characters and 300 challenges: usable (nothing wider than the screen, every
 control named), the roster's search finds a character, her panel opens with
 her sheet tonight, "Open only" hides the results (and is remembered), Void asks
 for a reason and a confirmation; a simple test started from a character's
-panel reaches her phone, where Relent asks once."""
+panel reaches her phone (the panel follows, and the result folds a few
+minutes on), where Relent asks once."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -109,6 +111,9 @@ def test_a_crowded_dashboard_stays_usable_on_a_tablet(live, tablet):
 def test_a_simple_test_started_from_her_panel_reaches_her_phone_where_relent_asks_once(evening):
     helen, grady, narrator = evening
     page = narrator.page
+    page.clock.install()  # the dashboard's own clock, to fold a result a few minutes on
+    page.reload()
+    narrator.connected()
     narrator.tap(page.get_by_role("region", name="Roster").get_by_role("link", name="Helen"))
     panel = page.get_by_role("region", name="Character Helen")
     simple = panel.get_by_role("form", name="Simple test for Helen")
@@ -117,7 +122,16 @@ def test_a_simple_test_started_from_her_panel_reaches_her_phone_where_relent_ask
     expect(helen.open_card()).to_contain_text("Spot the forgery", timeout=AT_ONCE)
     expect(panel).to_contain_text("Simple test: Helen vs the narrator", timeout=AT_ONCE)
     helen.tap(helen.control("button", "Rock"))
-    expect(page.locator("#recent-results article").first).to_contain_text("Simple test")
+    result = page.locator("#recent-results article").first
+    expect(result).to_contain_text("Simple test")
+    expect(result.locator("details")).to_have_js_property("open", True)
+    expect(result.get_by_role("status")).to_have_text(re.compile(r"^(Success!|Failure\.)$"))
+
+    # Four minutes on, the result folds to its outcome line.
+    page.clock.fast_forward("04:00")
+    expect(result.locator("details")).to_have_js_property("open", False)
+    expect(result.get_by_role("status")).to_be_visible()
+    expect(result.locator(".row-head")).to_be_hidden()
 
     # Grady is challenged; "Relent…" asks before anything is sent.
     helen.tap(helen.control("radio", "Grady"))

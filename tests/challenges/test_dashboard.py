@@ -39,6 +39,18 @@ def _ids(doc: BeautifulSoup, container: str) -> list[int]:
     return [int(a["id"].removeprefix("challenge-")) for a in box.find_all("article")]
 
 
+async def _shows(dashboard: Phone, open_ids: list[int], result_ids: list[int]) -> None:
+    """Once its frames are in, ``dashboard`` lists ``open_ids`` then
+    ``result_ids``, and shows what a fresh dashboard would, with its stamp."""
+    await dashboard.settle()
+    assert _ids(dashboard.screen.doc, "open-challenges") == open_ids
+    assert _ids(dashboard.screen.doc, "recent-results") == result_ids
+    fresh = Phone(dashboard.path, dashboard.user)
+    stamp, html = split_stamp(await fresh.connect())
+    await fresh.close()
+    assert dashboard.view == rendered(html) and dashboard.stamp == stamp
+
+
 def _four(game) -> dict[str, Challenge]:
     """Two open challenges and two results between Helen and Grady."""
     session, helen, grady = game["session"], game["helen"], game["grady"]
@@ -111,16 +123,8 @@ async def test_live_moves_put_each_row_where_a_fresh_dashboard_would(game):
         msg_id=uuid.uuid4().hex,
     )
     third = await play(session, helen, grady, bid="Quick")
-    await dashboard.settle()
-    assert _ids(dashboard.screen.doc, "open-challenges") == [first.pk, third.pk]
-    assert _ids(dashboard.screen.doc, "recent-results") == [second.pk]
-
-    # What the frames built is what a fresh dashboard shows, with the same stamp.
-    fresh = Phone(dashboard.path, game["narrator"])
-    stamp, html = split_stamp(await fresh.connect())
-    await fresh.close()
-    assert dashboard.view == rendered(html)
-    assert dashboard.stamp == stamp == await current_dashboard_stamp(session)
+    await _shows(dashboard, [first.pk, third.pk], [second.pk])
+    assert dashboard.stamp == await current_dashboard_stamp(session)
     await dashboard.close()
 
 
@@ -267,3 +271,24 @@ def test_relent_is_apart_from_the_bids_and_asks_once(game):
     assert "nothing of yours is lost" in relent.get_text()
     bids = doc.find("input", attrs={"value": "challenge.bid"}).find_parent("form")
     assert bids.find_parent("details") is None
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_new_challenge_beyond_the_limit_takes_the_oldest_result_off(game, monkeypatch):
+    monkeypatch.setattr(views, "DASHBOARD_LIMIT", 3)
+    session, helen, grady = game["session"], game["helen"], game["grady"]
+    play = database_sync_to_async(opposed_challenge)
+    older = await play(
+        session, helen, grady, bid="Quick", answer="Tough", throws=("rock", "scissors")
+    )
+    newer = await play(
+        session, helen, grady, bid="Brawny", answer="Tough", throws=("paper", "rock")
+    )
+    waiting = await play(session, grady, helen, bid="Resilient")
+    dashboard = Phone(f"/ws/narrate/{session.pk}/", game["narrator"])
+    await dashboard.connect()
+    assert _ids(dashboard.screen.doc, "recent-results") == [newer.pk, older.pk]
+
+    latest = await play(session, helen, grady, bid="Ferocious")
+    await _shows(dashboard, [waiting.pk, latest.pk], [newer.pk])
+    await dashboard.close()
