@@ -618,7 +618,7 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
     not of ``session``'s chronicle: ``{"character", "player_name", "sheet"
     (Traits left and lost, health), "lost" (a :class:`LostCopy` per copy, in
     the order lost), "rows" (her challenges tonight as the dashboard shows
-    them, the newest first), "present"}``. Seven queries."""
+    them, the newest first), "present"}``. Eight queries."""
     character = (
         Character.objects.filter(pk=character_id, chronicle=session.chronicle_id)
         .select_related("player")

@@ -74,6 +74,7 @@ def test_a_crowded_dashboard_stays_usable_on_a_tablet(live, tablet):
     narrator.tap(roster.get_by_role("link", name="Guest 042"))
     panel = page.get_by_role("region", name="Character Guest 042")
     expect(panel).to_be_visible()
+    assert page.url == live(f"/narrate/{live.ids['session']}/")  # htmx: no page change
     expect(panel).to_contain_text("Traits tonight")
     expect(panel).to_contain_text("Physical 7")
     expect(panel.get_by_role("button", name="Static challenge")).to_be_in_viewport()

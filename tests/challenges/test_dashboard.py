@@ -164,8 +164,12 @@ async def test_void_needs_a_reason_and_the_reason_is_kept_and_shown(game):
 
 
 @pytest.mark.django_db
-def test_the_character_panel_shows_her_sheet_tonight_and_starts_tests_for_her(game):
+def test_the_character_panel_shows_her_sheet_tonight_and_starts_tests_for_her(
+    game, django_assert_num_queries
+):
     made = _four(game)
+    with django_assert_num_queries(8):  # however many challenges and losses
+        views.character_panel_context(game["session"], game["grady"].pk)
     grady, session = game["grady"], game["session"]
     client = Client()
     client.force_login(game["narrator"])
