@@ -590,13 +590,12 @@ class NarrateConsumer(BaseConsumer):
         return html
 
     def _place_row(self, challenge_id: int, version: int | None) -> str:
-        """The frame putting one changed challenge where it belongs
-        (``views.dashboard_place``): taken off the screen, then put before the
-        first row of its section that sorts after it (a move resets its
-        "waiting since", a result goes to the top of the results), the last
-        result beyond ``views.DASHBOARD_LIMIT`` taken off. The row itself is
-        rendered once per version for every dashboard of this worker; only
-        its placing is this dashboard's. "" when it is not this session's."""
+        """The frame putting one changed challenge where it belongs on this
+        dashboard (``views.dashboard_move``: a move resets its "waiting since",
+        a result goes to the top of the results, the last result beyond
+        ``views.DASHBOARD_LIMIT`` goes). The row itself is rendered once per
+        version for every dashboard of this worker; only its placing is this
+        dashboard's. "" when it is not this session's."""
 
         def render() -> tuple[str, Any]:
             context = views.dashboard_row_context(self.session, challenge_id, version=version)
@@ -613,20 +612,11 @@ class NarrateConsumer(BaseConsumer):
         row_version, place = shown
         if self.known.get(challenge_id, 0) > row_version:
             return ""  # the screen already shows a later version
-        remove = [challenge_id] if self.places.pop(challenge_id, None) is not None else []
-        self.known.pop(challenge_id, None)
-        self.places[challenge_id] = place
-        self.known[challenge_id] = row_version
-        while len(self.places) > views.DASHBOARD_LIMIT:
-            gone = max(self.places, key=self.places.__getitem__)
-            del self.places[gone], self.known[gone]
-            if gone != challenge_id:
-                remove.append(gone)
-        where = ""
-        if challenge_id in self.places:
-            after = [(p, pk) for pk, p in self.places.items() if p[0] == place[0] and p > place]
-            section = "#recent-results" if place[0] else "#open-challenges"
-            where = f"beforebegin:#challenge-{min(after)[1]}" if after else f"beforeend:{section}"
+        remove, where = views.dashboard_move(self.places, challenge_id, place)
+        for gone in remove:
+            self.known.pop(gone, None)
+        if where:
+            self.known[challenge_id] = row_version
         return render_to_string(
             "challenges/_dashboard_row_oob.html",
             {"row_html": html, "where": where, "remove": remove},

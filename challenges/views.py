@@ -526,6 +526,34 @@ def dashboard_place(row: ChallengeView) -> tuple[int, float, int]:
     return (0, row.stage_since, -row.pk)
 
 
+def dashboard_move(
+    places: dict[int, tuple], challenge_id: int, place: tuple, limit: int | None = None
+) -> tuple[list[int], str]:
+    """Put ``challenge_id`` at ``place`` (:func:`dashboard_place`) among the
+    rows a dashboard shows, ``places`` (``{id: place}``, updated), at most
+    ``limit`` (default :data:`DASHBOARD_LIMIT`: the last results go first).
+    Returns ``(ids, swap)``: the rows to take off the screen first (the row
+    itself if it was on it), then the htmx out-of-band swap that inserts it,
+    before the first row of its section that sorts after it
+    (``"beforebegin:#challenge-ID"``) or at the end of its section
+    (``"beforeend:#open-challenges"``, ``"beforeend:#recent-results"``);
+    ``""`` when it does not fit."""
+    limit = DASHBOARD_LIMIT if limit is None else limit
+    remove = [challenge_id] if places.pop(challenge_id, None) is not None else []
+    places[challenge_id] = place
+    while len(places) > limit:
+        gone = max(places, key=places.__getitem__)
+        del places[gone]
+        if gone != challenge_id:
+            remove.append(gone)
+    if challenge_id not in places:
+        return remove, ""
+    after = [(p, pk) for pk, p in places.items() if p[0] == place[0] and p > place]
+    if after:
+        return remove, f"beforebegin:#challenge-{min(after)[1]}"
+    return remove, "beforeend:#recent-results" if place[0] else "beforeend:#open-challenges"
+
+
 def dashboard_challenges(session: GameSession) -> QuerySet[Challenge]:
     """The challenges a dashboard lists: every open one (the longest waiting
     first), then the latest results, :data:`DASHBOARD_LIMIT` in all. The same

@@ -66,6 +66,35 @@ def _four(game) -> dict[str, Challenge]:
     }
 
 
+# Open rows are (0, since, -id); results (1, -since, -id): views.dashboard_place.
+SHOWN = {1: (0, 10.0, -1), 2: (0, 20.0, -2), 3: (1, -30.0, -3), 4: (1, -5.0, -4)}
+
+
+@pytest.mark.parametrize(
+    "challenge_id, place, limit, removed, swap",
+    [
+        # A new challenge waits the shortest: last of the open ones.
+        (5, (0, 40.0, -5), 9, [], "beforeend:#open-challenges"),
+        # One shown earlier (a lost broadcast) goes where it waits longest.
+        (5, (0, 15.0, -5), 9, [], "beforebegin:#challenge-2"),
+        # A move resets the clock: off the screen, then last of the open ones.
+        (1, (0, 50.0, -1), 9, [1], "beforeend:#open-challenges"),
+        # A result goes on top of the results.
+        (2, (1, -60.0, -2), 9, [2], "beforebegin:#challenge-3"),
+        # Beyond the limit the oldest result goes (4 resolved at 5 s).
+        (5, (0, 40.0, -5), 4, [4], "beforeend:#open-challenges"),
+        # A result older than every one shown does not fit: nothing to insert.
+        (5, (1, -1.0, -5), 4, [], ""),
+    ],
+)
+def test_a_changed_row_goes_where_a_fresh_dashboard_puts_it(
+    challenge_id, place, limit, removed, swap
+):
+    places = dict(SHOWN)
+    assert views.dashboard_move(places, challenge_id, place, limit) == (removed, swap)
+    assert len(places) <= limit and (challenge_id in places) == bool(swap)
+
+
 @pytest.mark.django_db
 def test_open_challenges_come_first_longest_waiting_on_top_then_the_newest_results(game):
     made = _four(game)
