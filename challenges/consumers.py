@@ -48,6 +48,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 
 from challenges import heartbeat, schema, services, views
 from challenges.ratelimit import ACTION_COST, HEARTBEAT_COST, TokenBucket
@@ -605,6 +606,7 @@ class NarrateConsumer(BaseConsumer):
         # session opens, a missed session.changed is repaired on the next ping.
         self.shown_open = session.ended_at is None
         self.known: dict[int, int] = {}  # challenge id -> version shown
+        self.places: dict[int, tuple] = {}  # challenge id -> views.dashboard_place()
         # character id -> (health, lost, on a break)
         self.known_roster: dict[int, tuple[int, int, int]] = {}
         await self.join(
@@ -640,6 +642,7 @@ class NarrateConsumer(BaseConsumer):
             if following is not None:
                 return json.dumps(_goto(following.pk))
         self.known = {c.pk: c.version for c in context["challenges"]}
+        self.places = {row.pk: views.dashboard_place(row) for row in context["rows"]}
         self.known_roster = {e.character.pk: self._roster_entry(e) for e in context["roster"]}
         html = render_to_string("challenges/narrate_live.html", context)
         if with_choices:
@@ -676,16 +679,42 @@ class NarrateConsumer(BaseConsumer):
 
     @database_sync_to_async
     def _render_challenge(self, challenge_id: int, version: int | None = None) -> str:
-        html = self._oob_row(
-            "challenges/_dashboard_row_oob.html",
-            functools.partial(views.dashboard_row_context, version=version),
-            self.known,
-            challenge_id,
-            version,
-            lambda context: context["row"].challenge.version,
-        )
+        html = self._place_row(challenge_id, version)
         self.stamp_parts = {**self.stamp_parts, "challenges": heartbeat.aggregate(self.known)}
         return html
+
+    def _place_row(self, challenge_id: int, version: int | None) -> str:
+        """The frame putting one changed challenge where it belongs on this
+        dashboard (``views.dashboard_move``: a move resets its "waiting since",
+        a result goes to the top of the results, the last result beyond
+        ``views.DASHBOARD_LIMIT`` goes). The row itself is rendered once per
+        version for every dashboard of this worker; only its placing is this
+        dashboard's. "" when it is not this session's."""
+
+        def render() -> tuple[str, Any]:
+            context = views.dashboard_row_context(self.session, challenge_id, version=version)
+            if context is None:
+                return "", None
+            row = context["row"]
+            html = render_to_string("challenges/_dashboard_row.html", context)
+            return mark_safe(html), (row.challenge.version, views.dashboard_place(row))
+
+        key = None if version is None else ("dashboard-row", self.session.pk, challenge_id, version)
+        html, shown = views.shared_renders.get(key, render)
+        if not html:
+            return ""
+        row_version, place = shown
+        if self.known.get(challenge_id, 0) > row_version:
+            return ""  # the screen already shows a later version
+        remove, where = views.dashboard_move(self.places, challenge_id, place)
+        for gone in remove:
+            self.known.pop(gone, None)
+        if where:
+            self.known[challenge_id] = row_version
+        return render_to_string(
+            "challenges/_dashboard_row_oob.html",
+            {"row_html": html, "where": where, "remove": remove},
+        )
 
     @database_sync_to_async
     def _render_roster_row(self, character_id: int, cause: tuple | None = None) -> str:
@@ -797,9 +826,13 @@ class NarrateConsumer(BaseConsumer):
 
     @database_sync_to_async
     def void(self, message: dict, msg_id: str) -> None:
+        # A ruling is kept in the history with its reason: a dashboard must give one.
+        reason = (_field(message, "reason", str, required=False) or "").strip()
+        if not reason:
+            raise BadMessage("Give a reason to void a challenge: it is kept in the history.")
         services.challenge_void(
             challenge_id=_field(message, "challenge", int),
-            reason=_field(message, "reason", str, required=False) or "",
+            reason=reason,
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -15,7 +15,8 @@ what the screen shows changes:
   tonight; her health level; whether she is on a break; not who is present:
   the websocket view does not list opponents, so an arrival must not make
   every phone resync) and ``seat`` (her chronicle's open session id, 0: none);
-- a dashboard: ``session``; ``challenges`` (the newest ``DASHBOARD_LIMIT``:
+- a dashboard: ``session``; ``challenges`` (the ``DASHBOARD_LIMIT`` it lists:
+  every open one, then the latest results, as ``views.dashboard_challenges``;
   count, sum of versions, highest id); ``roster`` (characters on the roster,
   i.e. not absent: count, sum of their health levels, Traits they lost in the
   session, how many are on a break).
@@ -93,7 +94,10 @@ SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m, r.n, r.h,
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v, COALESCE(MAX(x.id), 0) AS m
    FROM (SELECT id, version FROM {challenge} WHERE session_id = %(session)s
-         ORDER BY created_at DESC LIMIT %(limit)s) x) c,
+         ORDER BY CASE WHEN stage = 'resolved' THEN 1 ELSE 0 END,
+           CASE WHEN stage = 'resolved' THEN NULL ELSE stage_since END,
+           stage_since DESC, id DESC
+         LIMIT %(limit)s) x) c,
   (SELECT COUNT(*) AS n, COALESCE(SUM(health), 0) AS h,
      COALESCE(SUM(CASE WHEN status = 'break' THEN 1 ELSE 0 END), 0) AS b
    FROM {presence} WHERE session_id = %(session)s AND status <> 'absent') r
@@ -131,7 +135,7 @@ def play_parts(character_id: int, session_id: int | None, chronicle_id: int | No
 
 
 def dashboard_parts(session_id: int, limit: int) -> Parts:
-    """The parts of a narrator's dashboard of the newest ``limit`` challenges (one query)."""
+    """The parts of a narrator's dashboard listing ``limit`` challenges (one query)."""
     row = _row(_DASHBOARD_SQL, {"session": session_id, "limit": limit})
     if row is None:
         return {}

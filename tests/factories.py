@@ -176,3 +176,74 @@ def grady_loses_resilient(game):
         throws=("paper", "rock"),
         is_attack=True,
     )
+
+
+def crowded_session(session, *, characters: int = 100, challenges: int = 300, open_every: int = 3):
+    """Fill ``session`` for a dashboard at scale: ``characters`` present
+    characters "Guest 001"… (each with a player and a few Traits) and
+    ``challenges`` opposed challenges between them, every ``open_every``-th
+    still waiting on a bid, the others resolved, their ``stage_since`` spread
+    over the last hour. Two challenges are played through the services; the
+    rest are copies of their rows (one insert), so this takes a second, not a
+    minute. Returns the guests."""
+    import copy
+    import random
+    from datetime import UTC, datetime
+
+    from challenges.models import Challenge
+
+    chronicle = session.chronicle
+    guests = [
+        make_character(
+            chronicle,
+            f"Guest {n:03d}",
+            make_user(f"guest{n:03d}"),
+            traits=[("Strong", "physical", 4), ("Tough", "physical", 3), ("Witty", "social", 2)],
+        )
+        for n in range(characters)
+    ]
+    waiting = opposed_challenge(session, guests[0], guests[1], bid="Strong")
+    done = opposed_challenge(
+        session, guests[2], guests[3], bid="Strong", answer="Tough", throws=("rock", "scissors")
+    )
+    trait_ids = {
+        (character_id, name): pk
+        for pk, character_id, name in Trait.objects.filter(character__in=guests).values_list(
+            "pk", "character_id", "name"
+        )
+    }
+    rng = random.Random(9)
+    now = datetime.now(tz=UTC).timestamp()
+    rows = []
+    for n in range(challenges - 2):
+        model = waiting if n % open_every == 0 else done
+        first, second = rng.sample(guests, 2)
+        state = copy.deepcopy(model.state)
+        state["challenger"].update(character_id=first.pk, name=first.name)
+        state["defender"].update(character_id=second.pk, name=second.name)
+        # Bids, holdings and losses name their Trait rows: the copies' own.
+        for side, who in (("challenger", first), ("defender", second)):
+            for holding in state[side]["traits"]:
+                holding["trait_id"] = trait_ids[who.pk, holding["name"]]
+            state[f"{side}_bid_ids"] = [trait_ids[who.pk, name] for name in state[f"{side}_bids"]]
+        for loss in state["losses"]:
+            loss.update(character_id=second.pk, trait_id=trait_ids[second.pk, loss["trait"]])
+        state["wounds"] = []
+        since = now - rng.uniform(0, 3600)
+        state["stage_since"] = since
+        rows.append(
+            Challenge(
+                session=session,
+                kind=model.kind,
+                challenger=first,
+                defender=second,
+                category=model.category,
+                stage=model.stage,
+                stage_since=datetime.fromtimestamp(since, tz=UTC),
+                outcome=model.outcome,
+                state=state,
+                resolved_at=datetime.fromtimestamp(since, tz=UTC) if model.resolved_at else None,
+            )
+        )
+    Challenge.objects.bulk_create(rows)
+    return guests

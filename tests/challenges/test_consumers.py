@@ -118,7 +118,7 @@ async def test_the_defender_never_receives_the_challengers_throw_early(game):
         assert "Scissors vs" not in frame and "scissors" not in frame.replace(
             'value="scissors"', ""
         )
-    assert any("Helen has thrown" in f for f in before_reveal)
+    assert any("Helen</bdi> has thrown" in f for f in before_reveal)
     await act(grady, action="challenge.throw", challenge=challenge.pk, throw="paper")
     after = await drain(narrator)
     assert any(

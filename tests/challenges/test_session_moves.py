@@ -147,7 +147,8 @@ async def test_a_break_set_on_the_dashboard_shows_on_her_phone_and_refuses_chall
 
     assert reply["status"] == "ok", reply
     await expect(grady, "You are on a break: nobody can challenge you.")
-    await expect(second, ("on a break", "Grady is back from the break"))
+    # The roster row says so (the Back button is in her panel, tests/challenges/test_dashboard.py).
+    await expect(second, (f"roster-{game['grady'].pk}", "on a break"))
     reply, _ = await act(
         helen, action="challenge.open", defender=game["grady"].pk, bid="physical:Quick"
     )

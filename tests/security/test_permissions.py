@@ -64,6 +64,12 @@ URLS = {
     "Helen's opponent search": lambda w: reverse("opponents", args=[w["helen"].pk]) + "?q=gr",
     "narrate index": lambda w: reverse("narrate_index"),
     "narrate this session": lambda w: reverse("narrate", args=[w["session"].pk]),
+    "Helen's sheet on this dashboard": lambda w: reverse(
+        "narrate_character", args=[w["session"].pk, w["helen"].pk]
+    ),
+    "Helen's sheet in the panel (htmx)": lambda w: reverse(
+        "narrate_character", args=[w["session"].pk, w["helen"].pk]
+    ),
     "admin index": lambda w: reverse("admin:index"),
     "admin chronicles": lambda w: reverse("admin:characters_chronicle_changelist"),
     "admin characters": lambda w: reverse("admin:characters_character_changelist"),
@@ -96,6 +102,8 @@ HTTP_TABLE = {
     "Helen's opponent search": ("ok", "denied", "denied", "denied", "denied", "login"),
     "narrate index": ("denied", "denied", "ok", "ok", "ok", "login"),
     "narrate this session": ("denied", "denied", "ok", "denied", "ok", "login"),
+    "Helen's sheet on this dashboard": ("denied", "denied", "ok", "denied", "ok", "login"),
+    "Helen's sheet in the panel (htmx)": ("denied", "denied", "ok", "denied", "ok", "login"),
     "admin index": ("login", "login", "ok", "ok", "ok", "login"),
     "admin chronicles": ("login", "login", "ok", "ok", "ok", "login"),
     "admin characters": ("login", "login", "ok", "ok", "ok", "login"),
@@ -139,7 +147,8 @@ def test_every_page_allows_exactly_the_roles_in_the_table(world, name):
         client = Client()
         if (user := _user(world, role)) is not None:
             client.force_login(user)
-        seen[role] = _outcome(client.get(url))
+        headers = {"HX-Request": "true"} if "(htmx)" in name else {}
+        seen[role] = _outcome(client.get(url, headers=headers))
     assert seen == dict(zip(ROLES, HTTP_TABLE[name], strict=True))
 
 
@@ -158,6 +167,7 @@ def test_the_table_covers_every_named_url():
         "opponents",
         "narrate_index",
         "narrate",
+        "narrate_character",
         "healthz",
         "login",
         "join",

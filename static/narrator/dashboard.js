@@ -1,0 +1,134 @@
+// The narrator's dashboard, beside app.js (which owns the socket): the "Open
+// only" filter (remembered per device), results folding to one line a few
+// minutes after they resolve, the roster's search box (the roster is filtered
+// here: 100 rows need no server search), the character panel (close, kept
+// current while open), and the Void dialog (a reason, then "Yes, void it").
+// The server places every row (challenges.views.dashboard_place); nothing here
+// reorders them.
+(function () {
+  "use strict";
+  var OPEN_ONLY_KEY = "narrator.dashboard.openOnly";
+
+  function $(id) { return document.getElementById(id); }
+
+  // "Open only": the checkbox hides the results (CSS); the choice outlives a reload.
+  var openOnly = $("open-only");
+  if (openOnly) {
+    try { openOnly.checked = localStorage.getItem(OPEN_ONLY_KEY) === "1"; } catch (e) { /* private mode */ }
+    openOnly.addEventListener("change", function () {
+      try { localStorage.setItem(OPEN_ONLY_KEY, openOnly.checked ? "1" : ""); } catch (e) { /* ignore */ }
+    });
+  }
+
+  // Results fold to their outcome line once older than data-fold-after seconds (the server
+  // folds them at render too); one the narrator opens again stays open.
+  function fold() {
+    var list = $("challenge-list"); // data-fold-after: views.RESULT_COLLAPSE_SECONDS
+    if (!list) return;
+    var old = Date.now() / 1000 - parseFloat(list.dataset.foldAfter || "180");
+    document.querySelectorAll("#recent-results details.result[open]:not([data-folded])").forEach(function (d) {
+      var row = d.closest("article[data-since]");
+      if (row && parseFloat(row.dataset.since) < old) {
+        d.open = false;
+        d.dataset.folded = "1";
+      }
+    });
+  }
+  setInterval(fold, 5000);
+  fold();
+
+  // Roster search: show the rows whose name contains what is typed (any case).
+  var search = $("roster-search");
+  function filterRoster() {
+    if (!search) return;
+    var query = search.value.trim().toLocaleLowerCase();
+    var shown = 0;
+    document.querySelectorAll("#roster > li").forEach(function (li) {
+      var name = li.querySelector(".name");
+      var match = !query || (name && name.textContent.toLocaleLowerCase().indexOf(query) >= 0);
+      li.hidden = !match;
+      if (match) shown++;
+    });
+    var none = $("roster-none");
+    if (none) none.hidden = shown > 0 || !query;
+  }
+  if (search) search.addEventListener("input", filterRoster);
+
+  // The character panel: closed by its button or Escape; redrawn (its live part
+  // parts only, so a form being filled survives) when a frame touches her.
+  var panel = $("character-panel");
+  var refreshTimer = null;
+  function panelSheet() { return panel && panel.querySelector("[data-character]"); }
+  function closePanel() { if (panel) panel.innerHTML = ""; }
+  document.addEventListener("click", function (evt) {
+    var close = evt.target.closest("[data-close-panel]");
+    if (close) { evt.preventDefault(); closePanel(); }
+  });
+  document.addEventListener("keydown", function (evt) {
+    if (evt.key === "Escape" && panelSheet() && !document.querySelector("dialog[open]")) closePanel();
+  });
+  function refreshPanel(message) {
+    var sheet = panelSheet();
+    if (!sheet || typeof message !== "string") return;
+    var id = sheet.dataset.character;
+    var hers = message.indexOf('id="roster-' + id + '"') >= 0 ||
+      message.indexOf('data-characters=" ' + id + " ") >= 0 || message.indexOf(" " + id + ' "') >= 0;
+    if (!hers) return;
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(function () {
+      if (panelSheet() !== sheet) return;
+      fetch(sheet.dataset.url, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.text() : ""; })
+        .then(function (html) {
+          if (!html || panelSheet() !== sheet) return;
+          var fresh = new DOMParser().parseFromString(html, "text/html");
+          ["panel-live", "panel-history"].forEach(function (id) {
+            var part = fresh.getElementById(id);
+            var old = $(id);
+            if (part && old) old.replaceWith(part);
+          });
+        });
+    }, 300);
+  }
+
+  // Void: the row's "Void…" opens one dialog for that challenge; the form
+  // (ws-send) needs a reason; the dialog closes when the server answers.
+  var dialog = $("void-dialog");
+  var voidForm = dialog && dialog.querySelector("form[data-void-form]");
+  var voidSent = null; // the id app.js gave the void we sent
+  document.addEventListener("click", function (evt) {
+    var button = evt.target.closest("[data-void]");
+    if (button && dialog) {
+      voidForm.reset();
+      voidForm.elements.challenge.value = button.dataset.void;
+      dialog.querySelector("[data-void-name]").textContent = button.dataset.voidName || "";
+      voidForm.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      dialog.showModal();
+      voidForm.elements.reason.focus();
+      return;
+    }
+    if (evt.target.closest("[data-close-dialog]") && dialog) dialog.close();
+  });
+  document.addEventListener("htmx:wsConfigSend", function (evt) {
+    var form = evt.detail.elt;
+    if (form && form === voidForm) voidSent = evt.detail.parameters.id; // set by app.js
+  });
+
+  // app.js takes JSON frames (acks, errors) before htmx: they never reach wsAfterMessage.
+  document.addEventListener("htmx:wsBeforeMessage", function (evt) {
+    var message = evt.detail.message;
+    if (!voidSent || typeof message !== "string" || message.charAt(0) !== "{") return;
+    var data;
+    try { data = JSON.parse(message); } catch (e) { return; }
+    if (data.id === voidSent && (data.type === "ack" || data.type === "error")) {
+      voidSent = null;
+      if (dialog.open) dialog.close(); // an error shows in #notice, above the page
+    }
+  });
+
+  document.addEventListener("htmx:wsAfterMessage", function (evt) {
+    filterRoster(); // rows arrived or were redrawn
+    fold();
+    refreshPanel(evt.detail.message);
+  });
+})();

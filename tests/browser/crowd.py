@@ -1,0 +1,44 @@
+"""``python -m tests.browser.crowd``: fill the live server's database (the
+SQLite file named by ``DATABASE_URL``) with a crowded evening for the
+dashboard's browser test: ``tests.factories.crowded_session`` (100 guests, 300
+challenges) in its open session, plus a guest whose name starts with a
+right-to-left override and runs on as one 200-character word, challenging
+Helen with stakes of one 200-character word. Prints the odd guest's id."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+ODD_NAME = "\u202eOdd " + "w" * 200
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.browser.live_settings")
+    import django
+
+    django.setup()
+    from challenges import services
+    from characters.models import Character, GameSession
+    from tests.factories import crowded_session, make_character, make_user
+
+    session = GameSession.objects.select_related("chronicle").get(ended_at__isnull=True)
+    crowded_session(session, characters=100, challenges=300)
+    odd = make_character(
+        session.chronicle, ODD_NAME, make_user("odd"), traits=[("\u202eStrong", "physical", 2)]
+    )
+    services.challenge_open(
+        session=session,
+        challenger=odd,
+        defender=Character.objects.get(name="Helen"),
+        category="physical",
+        bids=["\u202eStrong"],
+        stakes="\u202e" + "s" * 200,
+        user=odd.player,
+        msg_id=uuid.uuid4().hex,
+    )
+    print(odd.pk, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""A dashboard with 100 present characters and 300 challenges in the session:
+a fixed number of queries (not one per row or per character), a page of a
+bounded size, its render time printed (not asserted: machines differ).
+
+Figures on the 2-core development machine (SQLite): 13 queries for the page,
+as for a session of two; ~330 KB of HTML; ~0.3 s to build and render."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from django.db import connection
+from django.template.loader import render_to_string
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from challenges import views
+from tests.factories import crowded_session
+
+pytestmark = pytest.mark.django_db
+
+PAGE_BYTES_AT_MOST = 600_000  # 300 rows and 100 roster rows, with their markup
+
+
+def _page(client: Client, session) -> tuple[int, bytes, float]:
+    """(queries, body, seconds) of one GET of the dashboard."""
+    with CaptureQueriesContext(connection) as queries:
+        start = time.perf_counter()
+        response = client.get(reverse("narrate", args=[session.pk]))
+        seconds = time.perf_counter() - start
+    assert response.status_code == 200
+    return len(queries), response.content, seconds
+
+
+def test_a_crowded_dashboard_costs_the_queries_of_a_small_one(game):
+    client = Client()
+    client.force_login(game["narrator"])
+    session = game["session"]
+    small, _, _ = _page(client, session)
+
+    crowded_session(session, characters=100, challenges=300)
+    crowded, body, seconds = _page(client, session)
+    html = body.decode()
+
+    assert crowded == small, f"{crowded} queries with 300 challenges, {small} with none"
+    assert len(re.findall(r'<article id="challenge-\d+"', html)) == views.DASHBOARD_LIMIT
+    assert len(re.findall(r'<li id="roster-\d+"', html)) == 102  # the guests, Helen, Grady
+    assert len(body) <= PAGE_BYTES_AT_MOST, f"{len(body)} bytes"
+    print(
+        f"\n[dashboard] 102 present, 300 challenges: {crowded} queries, "
+        f"{len(body) / 1000:.0f} KB, {seconds * 1000:.0f} ms to build and render"
+    )
+
+
+def test_a_crowded_dashboards_websocket_view_costs_as_few_queries(game):
+    session = game["session"]
+    with CaptureQueriesContext(connection) as small:
+        render_to_string("challenges/narrate_live.html", views.dashboard_context(session))
+    crowded_session(session, characters=100, challenges=300)
+    with CaptureQueriesContext(connection) as crowded:
+        start = time.perf_counter()
+        html = render_to_string("challenges/narrate_live.html", views.dashboard_context(session))
+        seconds = time.perf_counter() - start
+    assert len(crowded) == len(small)
+    print(
+        f"\n[dashboard] websocket view: {len(crowded)} queries, {len(html) / 1000:.0f} KB, "
+        f"{seconds * 1000:.0f} ms"
+    )
+
+
+def test_every_open_challenge_stays_listed_beyond_the_limit(game):
+    """400 challenges: the 300 listed are every open one (the oldest first
+    made too), then the latest results; the heartbeat counts the same ones."""
+    from challenges import heartbeat
+    from challenges.models import Challenge
+
+    session = game["session"]
+    crowded_session(session, characters=10, challenges=400, open_every=50)
+    first = Challenge.objects.order_by("id").first()
+    assert not first.is_resolved
+    context = views.dashboard_context(session)
+    listed = {row.pk for row in context["rows"]}
+    open_ids = set(Challenge.objects.exclude(stage="resolved").values_list("id", flat=True))
+    assert len(listed) == views.DASHBOARD_LIMIT
+    assert first.pk in listed and open_ids <= listed
+    versions = {row.pk: row.challenge.version for row in context["rows"]}
+    parts = heartbeat.dashboard_parts(session.pk, views.DASHBOARD_LIMIT)
+    assert parts["challenges"] == heartbeat.aggregate(versions)
