@@ -22,6 +22,10 @@ Channel layer down (Redis killed): the socket stays open. Moves still commit
 from the layer is retried with a capped backoff, and the heartbeat repairs the
 view and the group memberships once the layer is back.
 
+An unexpected exception in an action (a bug) is logged with its traceback and
+answered with an error frame naming its id (``SERVER_ERROR_MESSAGE``); the move
+ran in a transaction, so nothing of it is kept, and the socket stays open.
+
 Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
 4429 too many messages (a flood).
 
@@ -68,6 +72,8 @@ LAYER_RETRY_SECONDS = (0.5, 3.0)
 
 
 FLOOD_MESSAGE = "Too many messages at once: this connection is closed and will reconnect."
+#: The answer to a move that raised something unexpected (logged with its traceback).
+SERVER_ERROR_MESSAGE = "The server could not do that; a narrator can help. (error logged)"
 
 
 @functools.lru_cache(maxsize=2)
@@ -264,6 +270,13 @@ class BaseConsumer(AsyncWebsocketConsumer):
             return
         except (BadMessage, RulesError, services.ActionRefused) as error:
             await self.send_json({"type": "error", "id": msg_id, "message": str(error)})
+            return
+        except Exception:
+            # A bug, not a refusal: the move ran in a transaction that rolled
+            # back, so answer it and keep the socket (closing with 1011 made
+            # the phone resend the same failing move on every reconnect).
+            log.exception("%s %r failed", action, msg_id)
+            await self.send_json({"type": "error", "id": msg_id, "message": SERVER_ERROR_MESSAGE})
             return
         await self.send_json({"type": "ack", "id": msg_id, "status": "ok"})
 
