@@ -60,6 +60,7 @@ from challenges.realtime import (
     narrators_group,
     send_collected,
     session_group,
+    user_group,
 )
 from challenges.rules import RulesError
 from characters.services import character_sheet
@@ -149,7 +150,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
         return user, find(user, *args)
 
     async def join(self, *groups: str) -> None:
-        self.joined = list(groups)
+        """Join ``groups`` and the signed-in user's own group (``user_group``)."""
+        self.joined = [*groups, user_group(self.scope["user"].pk)]
         await self.rejoin()
 
     async def rejoin(self) -> None:
@@ -170,6 +172,13 @@ class BaseConsumer(AsyncWebsocketConsumer):
                     level, "joining %s failed (%r); retried on the next heartbeat", group, error
                 )
         self._join_failing = failed
+
+    async def user_sessions_ended(self, event: dict) -> None:
+        """Some of this user's Django sessions ended (join links revoked):
+        close with 4401 if this socket's is one of them (a narrator's password
+        login of the same user keeps her socket)."""
+        if not await database_sync_to_async(wsauth.still_signed_in)(self.scope):
+            await self.close(code=4401)
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "joined", []):

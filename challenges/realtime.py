@@ -23,6 +23,9 @@ CHALLENGE_UPDATED = "challenge.updated"  # {"challenge_id", "session_id", "versi
 SESSION_UPDATED = "session.updated"  # {"session_id", "time_out"?}: time out, resume, ended
 # {"character_id", "session_id", "challenge_id"?, "version"?}: sheet changed (by that challenge)
 CHARACTER_UPDATED = "character.updated"
+# {"user_id"}: some Django sessions of that user ended (join links revoked);
+# each of her sockets reads its own session again and closes if it is gone.
+SESSIONS_ENDED = "user.sessions_ended"
 
 
 def character_group(character_id: int) -> str:
@@ -38,6 +41,11 @@ def narrators_group(session_id: int) -> str:
 def session_group(session_id: int) -> str:
     """Every connection (phones and dashboards) of one session."""
     return f"session.{session_id}"
+
+
+def user_group(user_id: int) -> str:
+    """Every socket (phones and dashboards) of one user."""
+    return f"user.{user_id}"
 
 
 def broadcast(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:
