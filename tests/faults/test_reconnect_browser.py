@@ -123,6 +123,9 @@ class Wire:
         self.sockets: list[dict] = []
         self.log: list[tuple[str, int, str]] = []
         self.swallow_actions = False  # page -> server action frames vanish
+        # Every action frame vanishes and its socket closes with 1011, as a
+        # server that crashed on it would.
+        self.crash_on_actions = False
 
     def handle(self, route) -> None:
         # "muted": server -> page frames of this socket vanish.
@@ -137,6 +140,10 @@ class Wire:
             if self.swallow_actions and '"id"' in message:
                 self.swallow_actions = False
                 entry["swallowed"] = message
+                return
+            if self.crash_on_actions and '"id"' in message:
+                entry["swallowed"] = message
+                route.close(code=1011, reason="crashed on it")
                 return
             server.send(message)
 
@@ -477,3 +484,27 @@ def test_going_offline_shows_reconnecting_at_once_and_online_reconnects(browser,
     _wait(page, lambda: len(wire.sockets) > count and _connected(page))
     context.close()
     assert shown < 1000, shown  # the browser's offline event, not a deadline
+
+
+def test_an_action_never_answered_is_resent_on_three_reconnects_then_given_up(browser, server):
+    context, page, wire = _phone(browser, server, "connor")
+    wire.crash_on_actions = True
+    if page.locator("details.start").get_attribute("open") is None:
+        page.click("details.start > summary")
+    page.locator(".opponents input[type=radio]").first.check()
+    bid = page.locator(".bid button").first
+    bid.click()
+    _wait(page, lambda: "Not sent" in page.text_content("#notice"))
+    sent = [json.loads(e["swallowed"]) for e in wire.sockets if "swallowed" in e]
+    lost = sent[0]
+    assert sent == [lost] * 4  # sent, then resent on three reconnects, never more
+    assert page.locator("button.sending").count() == 0
+    assert bid.is_enabled()  # she can try again
+    assert _pending_stored(page) == []
+    wire.crash_on_actions = False
+    _wait(page, lambda: _connected(page))
+    count = len(wire.sockets)
+    wire.sockets[-1]["route"].close(code=1012, reason="restart")
+    _wait(page, lambda: len(wire.sockets) > count and _connected(page))
+    assert not any(lost["id"] in m for m in wire.sockets[-1]["sent"])
+    context.close()
