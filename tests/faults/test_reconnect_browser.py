@@ -508,3 +508,25 @@ def test_an_action_never_answered_is_resent_on_three_reconnects_then_given_up(br
     _wait(page, lambda: len(wire.sockets) > count and _connected(page))
     assert not any(lost["id"] in m for m in wire.sockets[-1]["sent"])
     context.close()
+
+
+def test_revoking_her_join_links_in_the_admin_sends_her_phone_to_the_login_page(browser, server):
+    """Last in this module: Steps's join links stop working here."""
+    base, links = server
+    context, page, wire = _phone(browser, server, "steps")
+    admin_context = browser.new_context()
+    admin = admin_context.new_page()
+    admin.goto(links["admin"])
+    admin.goto(base + "/admin/characters/character/?q=Steps")
+    admin.locator("input.action-select").first.check()
+    admin.select_option("select[name=action]", "revoke_join_links")
+    revoked = page.evaluate("Date.now()")
+    admin.click("button[name=index]")
+    page.wait_for_url(re.compile(r".*/accounts/login/\?next=.*"))
+    gone = (page.evaluate("Date.now()") - revoked) / 1000
+    admin_context.close()
+    context.close()
+    print(
+        f"\n[faults] join links revoked in the admin: her phone at the login page "
+        f"{gone:.2f} s later"
+    )
