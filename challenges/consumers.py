@@ -27,7 +27,10 @@ answered with an error frame naming its id (``SERVER_ERROR_MESSAGE``); the move
 ran in a transaction, so nothing of it is kept, and the socket stays open.
 
 Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
-4429 too many messages (a flood).
+4429 too many messages (a flood). Every socket also joins its user's group
+(``user_group``): when ``join_links_revoke`` ends Django sessions of hers,
+each of her sockets reads its own session again and closes with 4401 if it
+was one of them.
 
 Connecting costs one trip to the database thread before the view: the socket
 is accepted at once, then the Django session, the user and the seat are read
