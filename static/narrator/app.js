@@ -16,6 +16,10 @@
   var HEARTBEAT_MS = window.NARRATOR_HEARTBEAT_MS || 10000; // tests shorten it
   var ANSWER_MS = window.NARRATOR_ANSWER_MS || 3000; // a send unanswered this long: link lost
   var ANSWER_CAP_MS = 30000; // a slow server (answers late, not never): the wait doubles up to this
+  // A socket just opened waits longer for its first frame (the view): the
+  // handshake proved the server alive, and in a reconnect storm it is busy
+  // rendering views; giving up sooner would only queue more of them.
+  var CONNECT_ANSWER_MS = 10000;
   var BACKOFF_CAP_MS = 4000; // reconnect delays: full jitter, never longer than this
   var FLOOD_PAUSE_MS = 3000; // after a 4429 close: this pause plus up to as much again
   var MAX_RESENDS = 3; // reconnects an unacknowledged action is resent on before giving up
@@ -29,6 +33,7 @@
   var open = false;
   var answered = false; // a frame arrived since the socket opened
   var awaiting = 0; // when the oldest send not yet followed by any frame went out
+  var due = 0; // when a frame is due at the latest (0: none awaited)
   var answerMs = ANSWER_MS;
   var stamp = ""; // the server's stamp of the last view frame ("<!--v:STAMP-->")
   var heard = Date.now(); // last frame of any kind from the server
@@ -73,7 +78,9 @@
   }
   // Any send expects some frame back within answerMs (see the deadline below).
   function expectAnswer() {
-    if (!awaiting) awaiting = Date.now();
+    if (awaiting) return;
+    awaiting = Date.now();
+    due = awaiting + answerMs;
   }
   function send(payload) {
     if (!socket || !open) return;
@@ -83,7 +90,7 @@
   function reconnect() {
     open = false;
     answered = false;
-    awaiting = 0;
+    awaiting = due = 0;
     setConnection("Reconnecting…", false);
     // Forget the old socket first: htmx's ws extension would retry a late 1006
     // close of it and replace the new one.
@@ -207,7 +214,7 @@
     var message = evt.detail.message;
     heard = Date.now(); // any frame proves the socket alive
     if (awaiting && heard - awaiting < ANSWER_MS) answerMs = ANSWER_MS; // a timely answer
-    awaiting = 0;
+    awaiting = due = 0;
     if (open && !answered) {
       answered = true;
       setConnection("Connected", true);
@@ -255,7 +262,8 @@
     answered = false; // "Connected" once the first frame (the view or "pong") arrives
     retries = 0;
     heard = Date.now();
-    awaiting = Date.now();
+    awaiting = heard;
+    due = heard + Math.max(answerMs, CONNECT_ANSWER_MS);
     // Replay what the server never acknowledged (same ids: a repeat is answered
     // "already_done" and applies nothing twice). htmx's own queue (forms sent
     // while closed) holds only actions among them: it would send them twice.
@@ -274,7 +282,7 @@
     if (current && event.target && event.target !== current) return; // one we replaced
     open = false;
     answered = false;
-    awaiting = 0;
+    awaiting = due = 0;
     socket = evt.detail.socketWrapper || socket;
     var code = event.code;
     if (code === 4429) {
@@ -303,7 +311,7 @@
   // The deadline: a send with no frame back within answerMs means the link is
   // gone (or the server far too slow: then the next wait is twice as long).
   setInterval(function () {
-    if (!open || !awaiting || Date.now() - awaiting < answerMs) return;
+    if (!open || !due || Date.now() < due) return;
     answerMs = Math.min(2 * answerMs, ANSWER_CAP_MS);
     reconnect();
   }, 250);

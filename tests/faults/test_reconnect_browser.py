@@ -334,7 +334,7 @@ def test_a_missed_heartbeat_reconnects_within_seconds_and_waking_resyncs(browser
     pinged = page.evaluate("Date.now()")
     waited = _wait(page, lambda: len(wire.sockets) > count and _connected(page))
     label = (_shown_since(page, pinged, "Reconnecting…") or float("inf")) / 1000
-    assert label < (ANSWER_MS + 1500) / 1000, f"'Reconnecting…' {label:.2f} s after the ping"
+    assert label < (ANSWER_MS + 2000) / 1000, f"'Reconnecting…' {label:.2f} s after the ping"
     context.close()
     print(
         f"\n[faults] browser heartbeat ({HEARTBEAT_MS} ms in the test): a silent server's "
@@ -403,7 +403,7 @@ def test_a_silent_server_shows_reconnecting_within_seconds_and_the_throw_says_se
     # throw with its id; the server had applied it, so it answers "already done".
     _wait(page, lambda: len(wire.sockets) > index + 1 and _connected(page))
     label = _shown_since(page, clicked, "Reconnecting…")
-    assert label is not None and label < ANSWER_MS + 1500, label
+    assert label is not None and label < ANSWER_MS + 2000, label
     resent = wire.sockets[-1]
     assert _sent_action(resent, "challenge.throw") == throw
     _wait(page, lambda: any(throw["id"] in m and "already_done" in m for m in resent["received"]))
