@@ -510,6 +510,33 @@ def test_an_action_never_answered_is_resent_on_three_reconnects_then_given_up(br
     context.close()
 
 
+def test_an_error_answer_clears_sending_shows_the_error_and_is_never_resent(browser, server):
+    context, page, wire = _phone(browser, server, "ray")
+    wire.swallow_actions = True
+    if page.locator("details.start").get_attribute("open") is None:
+        page.click("details.start > summary")
+    page.locator(".opponents input[type=radio]").first.check()
+    bid = page.locator(".bid button").first
+    bid.click()
+    _wait(page, lambda: "swallowed" in wire.sockets[-1])
+    lost = json.loads(wire.sockets[-1]["swallowed"])
+    _wait(page, lambda: "sending…" in bid.text_content())
+    # The answer a server error gets (challenges.consumers.SERVER_ERROR_MESSAGE).
+    message = "The server could not do that; a narrator can help. (error logged)"
+    wire.sockets[-1]["route"].send(
+        json.dumps({"type": "error", "id": lost["id"], "message": message})
+    )
+    _wait(page, lambda: page.text_content("#notice") == message)
+    assert "sending…" not in bid.text_content()
+    assert bid.is_enabled()
+    assert _pending_stored(page) == []
+    count = len(wire.sockets)
+    wire.sockets[-1]["route"].close(code=1012, reason="restart")
+    _wait(page, lambda: len(wire.sockets) > count and _connected(page))
+    assert not any(lost["id"] in m for m in wire.sockets[-1]["sent"])
+    context.close()
+
+
 def test_revoking_her_join_links_in_the_admin_sends_her_phone_to_the_login_page(browser, server):
     """Last in this module: Steps's join links stop working here."""
     base, links = server
