@@ -291,14 +291,26 @@ def test_the_phone_reconnects_on_every_close_code_but_a_refusal(browser, server)
         assert max(chosen_ms) <= BACKOFF_CAP_MS, (code, chosen_ms)
 
 
+def _open_start(page) -> None:
+    """Unfold "Challenge someone" if it is folded."""
+    if page.locator("details.start").get_attribute("open") is None:
+        page.click("details.start > summary")
+
+
+def _challenge_the_first_opponent(page):
+    """Challenge the first opponent listed with the first Trait; returns that
+    Trait's button."""
+    _open_start(page)
+    page.locator(".opponents input[type=radio]").first.check()
+    bid = page.locator(".bid button").first
+    bid.click()
+    return bid
+
+
 def test_an_unacknowledged_action_is_resent_with_its_id_after_a_reconnect(browser, server):
     context, page, wire = _phone(browser, server, "grady")
     wire.swallow_actions = True
-    start = page.locator("details.start")
-    if start.get_attribute("open") is None:
-        page.click("details.start > summary")
-    page.locator(".opponents input[type=radio]").first.check()
-    page.locator(".bid button").first.click()
+    _challenge_the_first_opponent(page)
     _wait(page, lambda: "swallowed" in wire.sockets[-1])
     lost = json.loads(wire.sockets[-1]["swallowed"])
     count = len(wire.sockets)
@@ -352,8 +364,7 @@ def _ready_to_throw(browser, server, challenger: str, defender: str, bid: str):
     other, theirs, _ = _phone(browser, server, defender)
     cards = page.locator("article.card")
     before = {cards.nth(i).get_attribute("id") for i in range(cards.count())}
-    if page.locator("details.start").get_attribute("open") is None:
-        page.click("details.start > summary")
+    _open_start(page)
     page.get_by_role("radio", name=defender.capitalize()).check()
     page.get_by_role("button", name=f"Challenge with {bid} (Physical)").click()
     _wait(page, lambda: cards.count() > len(before))
@@ -489,11 +500,7 @@ def test_going_offline_shows_reconnecting_at_once_and_online_reconnects(browser,
 def test_an_action_never_answered_is_resent_on_three_reconnects_then_given_up(browser, server):
     context, page, wire = _phone(browser, server, "connor")
     wire.crash_on_actions = True
-    if page.locator("details.start").get_attribute("open") is None:
-        page.click("details.start > summary")
-    page.locator(".opponents input[type=radio]").first.check()
-    bid = page.locator(".bid button").first
-    bid.click()
+    bid = _challenge_the_first_opponent(page)
     _wait(page, lambda: "Not sent" in page.text_content("#notice"))
     sent = [json.loads(e["swallowed"]) for e in wire.sockets if "swallowed" in e]
     lost = sent[0]
@@ -513,11 +520,7 @@ def test_an_action_never_answered_is_resent_on_three_reconnects_then_given_up(br
 def test_an_error_answer_clears_sending_shows_the_error_and_is_never_resent(browser, server):
     context, page, wire = _phone(browser, server, "ray")
     wire.swallow_actions = True
-    if page.locator("details.start").get_attribute("open") is None:
-        page.click("details.start > summary")
-    page.locator(".opponents input[type=radio]").first.check()
-    bid = page.locator(".bid button").first
-    bid.click()
+    bid = _challenge_the_first_opponent(page)
     _wait(page, lambda: "swallowed" in wire.sockets[-1])
     lost = json.loads(wire.sockets[-1]["swallowed"])
     _wait(page, lambda: "sending…" in bid.text_content())
