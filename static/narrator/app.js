@@ -200,8 +200,9 @@
     if (submitter && submitter.name) params[submitter.name] = submitter.value;
     params.id = newId();
     evt.detail.headers = null; // htmx's HEADERS block is not used by the server
-    remember(params.id, { body: JSON.stringify(params), at: Date.now(), tries: 0 });
-    if (open) expectAnswer(); // else htmx queues it until the socket opens
+    // Sent now, or (socket closed) queued by htmx and first sent on the next open.
+    remember(params.id, { body: JSON.stringify(params), at: Date.now(), tries: open ? 0 : -1 });
+    if (open) expectAnswer();
     var form = evt.detail.elt || (trigger && trigger.target);
     if (form && form.matches && form.matches("form[data-reset-on-ack]")) sentFrom.set(params.id, form);
     if (form && form.querySelectorAll) {
