@@ -23,8 +23,15 @@ Channel layer down (Redis killed): the socket stays open. Moves still commit
 from the layer is retried with a capped backoff, and the heartbeat repairs the
 view and the group memberships once the layer is back.
 
+An unexpected exception in an action (a bug) is logged with its traceback and
+answered with an error frame naming its id (``SERVER_ERROR_MESSAGE``); the move
+ran in a transaction, so nothing of it is kept, and the socket stays open.
+
 Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
-4429 too many messages (a flood).
+4429 too many messages (a flood). Every socket also joins its user's group
+(``user_group``): when ``join_links_revoke`` ends Django sessions of hers,
+each of her sockets reads its own session again and closes with 4401 if it
+was one of them.
 
 Connecting costs one trip to the database thread before the view: the socket
 is accepted at once, then the Django session, the user and the seat are read
@@ -59,6 +66,7 @@ from challenges.realtime import (
     narrators_group,
     send_collected,
     session_group,
+    user_group,
 )
 from challenges.rules import RulesError
 from characters.services import character_sheet
@@ -71,6 +79,8 @@ LAYER_RETRY_SECONDS = (0.5, 3.0)
 
 
 FLOOD_MESSAGE = "Too many messages at once: this connection is closed and will reconnect."
+#: The answer to a move that raised something unexpected (logged with its traceback).
+SERVER_ERROR_MESSAGE = "The server could not do that; a narrator can help. (error logged)"
 
 
 @functools.lru_cache(maxsize=2)
@@ -151,7 +161,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
         return user, find(user, *args)
 
     async def join(self, *groups: str) -> None:
-        self.joined = list(groups)
+        """Join ``groups`` and the signed-in user's own group (``user_group``)."""
+        self.joined = [*groups, user_group(self.scope["user"].pk)]
         await self.rejoin()
 
     async def rejoin(self) -> None:
@@ -172,6 +183,13 @@ class BaseConsumer(AsyncWebsocketConsumer):
                     level, "joining %s failed (%r); retried on the next heartbeat", group, error
                 )
         self._join_failing = failed
+
+    async def user_sessions_ended(self, event: dict) -> None:
+        """Some of this user's Django sessions ended (join links revoked):
+        close with 4401 if this socket's is one of them (a narrator's password
+        login of the same user keeps her socket)."""
+        if not await database_sync_to_async(wsauth.still_signed_in)(self.scope):
+            await self.close(code=4401)
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "joined", []):
@@ -272,6 +290,13 @@ class BaseConsumer(AsyncWebsocketConsumer):
             return
         except (BadMessage, RulesError, services.ActionRefused) as error:
             await self.send_json({"type": "error", "id": msg_id, "message": str(error)})
+            return
+        except Exception:
+            # A bug, not a refusal: the move ran in a transaction that rolled
+            # back, so answer it and keep the socket (closing with 1011 made
+            # the phone resend the same failing move on every reconnect).
+            log.exception("%s %r failed", action, msg_id)
+            await self.send_json({"type": "error", "id": msg_id, "message": SERVER_ERROR_MESSAGE})
             return
         await self.send_json({"type": "ack", "id": msg_id, "status": "ok"})
 

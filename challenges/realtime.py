@@ -26,6 +26,9 @@ CHARACTER_UPDATED = "character.updated"
 # {"chronicle_id", "session_id"}: a session started or ended; session_id is the
 # chronicle's open session now, 0 when none is open.
 SESSION_CHANGED = "session.changed"
+# {"user_id"}: some Django sessions of that user ended (join links revoked);
+# each of her sockets reads its own session again and closes if it is gone.
+SESSIONS_ENDED = "user.sessions_ended"
 
 
 def character_group(character_id: int) -> str:
@@ -46,6 +49,11 @@ def narrators_group(session_id: int) -> str:
 def session_group(session_id: int) -> str:
     """Every connection (phones and dashboards) of one session."""
     return f"session.{session_id}"
+
+
+def user_group(user_id: int) -> str:
+    """Every socket (phones and dashboards) of one user."""
+    return f"user.{user_id}"
 
 
 def broadcast(groups: Iterable[str], event_type: str, **ids: int | bool) -> None:

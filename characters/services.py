@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count
 from django.utils import timezone
 
+from challenges.realtime import SESSIONS_ENDED, broadcast_on_commit, user_group
 from challenges.rules import Category, HealthLevel
 from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
 
@@ -204,9 +205,12 @@ def join_links_revoke(*, user) -> int:
     """Revoke every one-tap join link handed out to ``user`` so far, and log out
     the browsers that came in through one. Links made afterwards work.
 
-    Returns how many logged-in browsers (Django sessions) were ended. An open
-    websocket stays open until it reconnects. Used by the admin action "Revoke
-    join links" and ``manage.py joinlinks --revoke``.
+    Returns how many logged-in browsers (Django sessions) were ended. Her open
+    websockets are told after commit (``SESSIONS_ENDED`` to her user group) and
+    those of an ended session close with 4401 at once; in another process
+    than the sockets' with the in-memory channel layer, at their next
+    reconnect. Used by the admin action "Revoke join links" and
+    ``manage.py joinlinks --revoke``.
     """
     from django.contrib.auth import BACKEND_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.models import Session
@@ -221,4 +225,6 @@ def join_links_revoke(*, user) -> int:
         if data.get(SESSION_KEY) == str(user.pk) and data.get(BACKEND_SESSION_KEY) == JOIN_BACKEND:
             ended.append(session.pk)
     Session.objects.filter(pk__in=ended).delete()
+    if ended:
+        broadcast_on_commit([user_group(user.pk)], SESSIONS_ENDED, user_id=user.pk)
     return len(ended)

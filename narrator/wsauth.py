@@ -13,17 +13,20 @@ exist and not be expired, name a backend in ``AUTHENTICATION_BACKENDS``, and
 carry the user's current session hash (a password change logs her out). They
 run on every (re)connect, so a session ended by a logout, by
 ``characters.services.join_links_revoke`` or by any other process stops working
-on the next connect. Reading ``scope["user"]`` before :func:`resolve_user` raises
-``ValueError`` (Channels' ``UserLazyObject``): a consumer that forgets to resolve
-fails closed.
+on the next connect; a socket open meanwhile is told by ``join_links_revoke``
+and checks with :func:`still_signed_in`. Reading ``scope["user"]`` before
+:func:`resolve_user` raises ``ValueError`` (Channels' ``UserLazyObject``): a
+consumer that forgets to resolve fails closed.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from types import SimpleNamespace
 
 from channels.auth import AuthMiddleware, UserLazyObject
 from channels.sessions import CookieMiddleware, SessionMiddleware
+from django.conf import settings
 from django.contrib import auth
 
 
@@ -54,3 +57,17 @@ def resolve_user(scope: dict):
     user = auth.get_user(SimpleNamespace(session=scope["session"]))
     scope["user"]._wrapped = user
     return user
+
+
+def still_signed_in(scope: dict) -> bool:
+    """True if ``scope``'s Django session, read again from its store now (not
+    the copy loaded on connect), still logs in the user :func:`resolve_user`
+    found. False once it was deleted (a logout, a join-link revocation),
+    expired, or lost its session hash (a password change).
+
+    Synchronous: reads the database, like :func:`resolve_user`, which must have
+    run first (else ``ValueError``, as for an unresolved ``scope["user"]``)."""
+    engine = import_module(settings.SESSION_ENGINE)
+    fresh = engine.SessionStore(scope["session"].session_key)
+    user = auth.get_user(SimpleNamespace(session=fresh))
+    return user.is_authenticated and user.pk == scope["user"].pk

@@ -1,25 +1,46 @@
 // Narrator's client glue around htmx's ws extension. The server owns all state;
 // this script only (1) gives every action an id and keeps it until the server
-// acknowledges it, resending unacknowledged actions after a reconnect (the
-// server answers a repeat "already done"), (2) shows errors, (3) reconnects
-// on every close code except the server's refusals (4xxx), with a jittered
-// backoff capped at a few seconds, (4) runs an app-level heartbeat that echoes
-// the view's stamp, and asks for a full resync when one is missed or the
-// screen wakes, (5) ticks the "waiting for" clocks on the dashboard.
+// acknowledges it, in the browser's storage too (a reload loses nothing): the
+// button that sent it says "sending…", and after a reconnect it is resent with
+// the same id (the server answers a repeat "already done"), at most a few times,
+// (2) shows errors, (3) says "Connected" only while the socket is open and
+// answering: a send (action or heartbeat) with no frame back within a few
+// seconds, or the browser going offline, shows "Reconnecting…" and reconnects,
+// (4) reconnects on every close code except the server's refusals (4xxx), with
+// a jittered backoff capped at a few seconds; a flood close (4429) waits a little
+// longer, a login refused (4401) goes to the login page, (5) runs an app-level
+// heartbeat that echoes the view's stamp, and asks for a full resync when the
+// screen wakes, (6) ticks the "waiting for" clocks on the dashboard.
 (function () {
   "use strict";
   var HEARTBEAT_MS = window.NARRATOR_HEARTBEAT_MS || 10000; // tests shorten it
+  var ANSWER_MS = window.NARRATOR_ANSWER_MS || 3000; // a send unanswered this long: link lost
+  var ANSWER_CAP_MS = 30000; // a slow server (answers late, not never): the wait doubles up to this
+  // A socket just opened waits longer for its first frame (the view): the
+  // handshake proved the server alive, and in a reconnect storm it is busy
+  // rendering views; giving up sooner would only queue more of them.
+  var CONNECT_ANSWER_MS = 10000;
   var BACKOFF_CAP_MS = 4000; // reconnect delays: full jitter, never longer than this
+  var FLOOD_PAUSE_MS = 3000; // after a 4429 close: this pause plus up to as much again
+  var MAX_RESENDS = 3; // reconnects an unacknowledged action is resent on before giving up
+  var PENDING_MAX_AGE_MS = 10 * 60 * 1000; // older unacknowledged actions are dropped
+  var LOGIN_URL = "/accounts/login/"; // settings.LOGIN_URL
   var HTMX_RECONNECTS = [1006, 1011, 1012, 1013]; // codes htmx's ws extension retries itself
-  var pending = new Map(); // id -> JSON body not yet acknowledged
+  var pending = new Map(); // id -> {body: JSON sent, at: ms first sent, tries: resends}
   var sentFrom = new Map(); // id -> the form[data-reset-on-ack] it came from
   var socket = null; // htmx's socket wrapper (public interface)
   var current = null; // the browser WebSocket htmx opened last
   var open = false;
+  var answered = false; // a frame arrived since the socket opened
+  var awaiting = 0; // when the oldest send not yet followed by any frame went out
+  var due = 0; // when a frame is due at the latest (0: none awaited)
+  var answerMs = ANSWER_MS;
   var stamp = ""; // the server's stamp of the last view frame ("<!--v:STAMP-->")
   var heard = Date.now(); // last frame of any kind from the server
-  var pinged = 0; // when the last ping (or sync) went out
   var retries = 0; // reconnects we started since the last open
+  var root = document.querySelector("[ws-connect]");
+  // One list per socket path: a phone per character, a dashboard per session.
+  var STORE = root && "narrator.pending:" + root.getAttribute("ws-connect");
 
   // htmx's default backoff grows to 64 s; a phone at a game should be back in seconds.
   htmx.config.wsReconnectDelay = function (retryCount) {
@@ -55,13 +76,121 @@
     clearTimeout(notify.timer);
     if (text) notify.timer = setTimeout(function () { el.hidden = true; }, 6000);
   }
+  // Any send expects some frame back within answerMs (see the deadline below).
+  function expectAnswer() {
+    if (awaiting) return;
+    awaiting = Date.now();
+    due = awaiting + answerMs;
+  }
   function send(payload) {
-    if (socket && open) socket.send(JSON.stringify(payload));
+    if (!socket || !open) return;
+    expectAnswer();
+    socket.send(JSON.stringify(payload));
   }
   function reconnect() {
     open = false;
+    answered = false;
+    awaiting = due = 0;
     setConnection("Reconnecting…", false);
-    if (socket) socket.reconnect(); // closes the dead socket (ignored below), opens a new one
+    // Forget the old socket first: htmx's ws extension would retry a late 1006
+    // close of it and replace the new one.
+    if (current) {
+      current.onclose = null;
+      current.onerror = null;
+      if (current.readyState < 2) current.close(); // CONNECTING or OPEN
+    }
+    if (socket) socket.reconnect(); // opens a new one
+  }
+
+  // Unacknowledged actions, kept in localStorage too (read and written entry by
+  // entry, so two tabs of one page do not overwrite each other's).
+  function stored() {
+    try { return JSON.parse(localStorage.getItem(STORE)) || {}; } catch (e) { return {}; }
+  }
+  function store(change) {
+    if (!STORE) return;
+    try {
+      var entries = stored();
+      change(entries);
+      if (Object.keys(entries).length) localStorage.setItem(STORE, JSON.stringify(entries));
+      else localStorage.removeItem(STORE);
+    } catch (e) { /* storage full or forbidden: they are still kept in memory */ }
+  }
+  function remember(id, entry) {
+    pending.set(id, entry);
+    store(function (entries) { entries[id] = entry; });
+  }
+  function forget(id) {
+    pending.delete(id);
+    store(function (entries) { delete entries[id]; });
+  }
+  function enableForms() {
+    document.querySelectorAll("form[ws-send] button[disabled]").forEach(function (b) {
+      b.disabled = false;
+    });
+  }
+
+  // The button an action was sent with: in a ws-send form whose hidden fields
+  // (action, challenge) match it, the button whose name and value it carries,
+  // else the form's first button. Null if none is on screen.
+  function senderOf(body) {
+    var forms = document.querySelectorAll("form[ws-send]");
+    for (var i = 0; i < forms.length; i++) {
+      var form = forms[i];
+      var hidden = form.querySelectorAll("input[type=hidden][name]");
+      var same = hidden.length > 0;
+      for (var j = 0; j < hidden.length && same; j++) {
+        same = String(body[hidden[j].name]) === hidden[j].value;
+      }
+      if (!same) continue;
+      var buttons = form.querySelectorAll("button");
+      for (var k = 0; k < buttons.length; k++) {
+        var b = buttons[k];
+        if (b.name ? String(body[b.name]) === b.value : !form.querySelector("button[name]")) return b;
+      }
+    }
+    return null;
+  }
+  // Every button whose action is not yet acknowledged says "sending…" (its form
+  // stays disabled); run after every frame, which may have redrawn it.
+  function markPending() {
+    document.querySelectorAll("button.sending").forEach(function (b) {
+      b.classList.remove("sending");
+      b.querySelectorAll(".sending-label").forEach(function (label) { label.remove(); });
+    });
+    pending.forEach(function (entry) {
+      var body;
+      try { body = JSON.parse(entry.body); } catch (e) { return; }
+      var button = senderOf(body);
+      if (!button) return;
+      button.classList.add("sending");
+      var label = document.createElement("span");
+      label.className = "sending-label";
+      label.textContent = " sending…";
+      button.appendChild(label);
+      button.form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    });
+  }
+  // On each (re)connect: each unacknowledged action once more, with its id;
+  // one resent MAX_RESENDS times already (or too old) is given up.
+  function resendPending() {
+    var now = Date.now();
+    var gaveUp = false;
+    pending.forEach(function (entry, id) {
+      if (now - entry.at > PENDING_MAX_AGE_MS) return forget(id);
+      if (entry.tries >= MAX_RESENDS) {
+        gaveUp = true;
+        return forget(id);
+      }
+      remember(id, { body: entry.body, at: entry.at, tries: entry.tries + 1 });
+      expectAnswer();
+      socket.send(entry.body);
+    });
+    if (gaveUp) {
+      notify("Not sent: the server never answered. Check the screen, then try again.");
+      enableForms();
+      markPending();
+    }
   }
 
   document.addEventListener("htmx:wsConfigSend", function (evt) {
@@ -71,17 +200,26 @@
     if (submitter && submitter.name) params[submitter.name] = submitter.value;
     params.id = newId();
     evt.detail.headers = null; // htmx's HEADERS block is not used by the server
-    pending.set(params.id, JSON.stringify(params));
+    // Sent now, or (socket closed) queued by htmx and first sent on the next open.
+    remember(params.id, { body: JSON.stringify(params), at: Date.now(), tries: open ? 0 : -1 });
+    if (open) expectAnswer();
     var form = evt.detail.elt || (trigger && trigger.target);
     if (form && form.matches && form.matches("form[data-reset-on-ack]")) sentFrom.set(params.id, form);
     if (form && form.querySelectorAll) {
       form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
     }
+    markPending();
   });
 
   document.addEventListener("htmx:wsBeforeMessage", function (evt) {
     var message = evt.detail.message;
     heard = Date.now(); // any frame proves the socket alive
+    if (awaiting && heard - awaiting < ANSWER_MS) answerMs = ANSWER_MS; // a timely answer
+    awaiting = due = 0;
+    if (open && !answered) {
+      answered = true;
+      setConnection("Connected", true);
+    }
     if (typeof message !== "string") return;
     if (message.lastIndexOf("<!--v:", 0) === 0) {
       stamp = message.slice(6, message.indexOf("-->")); // htmx ignores the comment itself
@@ -92,7 +230,7 @@
     var data;
     try { data = JSON.parse(message); } catch (e) { return; }
     if (data.type === "ack") {
-      pending.delete(data.id);
+      forget(data.id);
       // A form no view re-renders (the phone's "Challenge someone") starts blank once done.
       if (sentFrom.has(data.id)) sentFrom.get(data.id).reset();
       sentFrom.delete(data.id);
@@ -100,13 +238,13 @@
       document.querySelectorAll("form[data-reusable] button[disabled]").forEach(function (b) {
         b.disabled = false;
       });
+      markPending();
     } else if (data.type === "error") {
-      pending.delete(data.id);
+      if (data.id) forget(data.id);
       sentFrom.delete(data.id);
       notify(data.message);
-      document.querySelectorAll("form[ws-send] button[disabled]").forEach(function (b) {
-        b.disabled = false;
-      });
+      enableForms();
+      markPending();
     }
   });
 
@@ -116,31 +254,52 @@
     if (el && !el.hidden && el.dataset.duringTimeOut && !document.querySelector(".time-out.active")) {
       notify("");
     }
+    if (pending.size) markPending(); // the frame may have redrawn a sending button
   });
 
   document.addEventListener("htmx:wsOpen", function (evt) {
     socket = evt.detail.socketWrapper;
     open = true;
+    answered = false; // "Connected" once the first frame (the view or "pong") arrives
     retries = 0;
     heard = Date.now();
-    pinged = 0;
-    setConnection("Connected", true);
-    // The server sends the full view on connect (or "pong" when ?v= is current);
-    // replay what it never acknowledged
-    // (same ids: the server answers a repeat "already_done" and applies nothing twice).
-    pending.forEach(function (body) { socket.send(body); });
+    awaiting = heard;
+    due = heard + Math.max(answerMs, CONNECT_ANSWER_MS);
+    // Replay what the server never acknowledged (same ids: a repeat is answered
+    // "already_done" and applies nothing twice). htmx's own queue (forms sent
+    // while closed) holds only actions among them: it would send them twice.
+    resendPending();
+    socket.queue.splice(0);
   });
+
+  function leave(code) {
+    // A login that ended (logged out, link revoked): log in again, then back here.
+    setConnection("Logged out (" + code + "): to the login page…", false);
+    window.location.assign(LOGIN_URL + "?next=" + encodeURIComponent(location.pathname + location.search));
+  }
 
   document.addEventListener("htmx:wsClose", function (evt) {
     var event = evt.detail.event || {};
     if (current && event.target && event.target !== current) return; // one we replaced
     open = false;
+    answered = false;
+    awaiting = due = 0;
     socket = evt.detail.socketWrapper || socket;
     var code = event.code;
-    if (code >= 4000 && code < 5000) {
-      // 4401 not logged in, 4403 not allowed, 4404 nothing to play: retrying cannot help.
-      setConnection("Refused by the server (" + code + "): log in again.", false);
+    if (code === 4429) {
+      // A flood: the server closed us for sending too much. Come back after a pause.
+      setConnection("Too many messages: reconnecting in a moment", false);
+      setTimeout(function () { if (!open && socket) socket.reconnect(); },
+        FLOOD_PAUSE_MS * (1 + Math.random()));
       return;
+    }
+    if (code === 4401) return leave(code);
+    if (code === 4403) {
+      return setConnection("Not allowed here (4403): this page is not yours. Log in again, or ask a narrator.", false);
+    }
+    if (code === 4404) return setConnection("Nothing to play here (4404): ask a narrator.", false);
+    if (code >= 4000 && code < 5000) {
+      return setConnection("Refused by the server (" + code + "): reload the page.", false);
     }
     setConnection("Reconnecting…", false);
     // Every other code (1000, 1001, 1005, …) is a server restart or a proxy: come back.
@@ -150,24 +309,48 @@
     }
   });
 
-  // Heartbeat: ping with the stamp; the server answers "pong" if the view is current,
-  // else sends the full view. One unanswered ping: ask for a full resync; two: the
-  // socket is dead without knowing it, so reconnect.
+  // The deadline: a send with no frame back within answerMs means the link is
+  // gone (or the server far too slow: then the next wait is twice as long).
   setInterval(function () {
-    if (!socket || !open) return;
-    var missed = pinged && heard < pinged;
-    if (missed && heard < pinged - HEARTBEAT_MS) return reconnect();
-    pinged = Date.now();
-    send(missed ? { action: "sync" } : { action: "ping", v: stamp });
+    if (!open || !due || Date.now() < due) return;
+    answerMs = Math.min(2 * answerMs, ANSWER_CAP_MS);
+    reconnect();
+  }, 250);
+
+  // The phone lost its network: no need to wait for a deadline.
+  window.addEventListener("offline", function () {
+    if (socket) reconnect();
+    else setConnection("Reconnecting…", false);
+  });
+  window.addEventListener("online", function () {
+    if (socket && !open) reconnect();
+  });
+
+  // Heartbeat: ping with the stamp; the server answers "pong" if the view is
+  // current, else sends the full view. No answer in time: the deadline reconnects.
+  setInterval(function () {
+    send({ action: "ping", v: stamp });
   }, HEARTBEAT_MS);
 
   // A phone waking up: timers slept, broadcasts may be lost, the socket may be dead.
   document.addEventListener("visibilitychange", function () {
     if (document.visibilityState !== "visible" || !socket || !open) return; // else retrying
     if (Date.now() - heard > 2 * HEARTBEAT_MS) return reconnect();
-    pinged = Date.now();
     send({ action: "sync" });
   });
+
+  // Actions left unacknowledged by the last page (a reload): resent on the
+  // first connect, their buttons marked meanwhile.
+  var saved = stored();
+  Object.keys(saved).forEach(function (id) {
+    var entry = saved[id];
+    if (entry && typeof entry.body === "string" && Date.now() - entry.at < PENDING_MAX_AGE_MS) {
+      pending.set(id, { body: entry.body, at: entry.at, tries: entry.tries || 0 });
+    } else {
+      forget(id);
+    }
+  });
+  markPending();
 
   // "Waiting for 1:23" clocks on the dashboard.
   setInterval(function () {

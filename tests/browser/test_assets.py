@@ -32,7 +32,7 @@ def test_a_phone_loads_htmx_2_0_10_and_the_ws_extension_from_static(live, phone)
     scripts = []
     page.on("response", lambda r: scripts.append((r.url, r.status)) if ".js" in r.url else None)
     log_in(page, live("/accounts/login/"), "helen")
-    expect(page.locator("#connection")).to_have_text("Connected")  # set on the ws open event
+    expect(page.locator("#connection")).to_have_text("Connected")  # once the open socket answered
     assert page.evaluate("htmx.version") == "2.0.10"
     # The ws extension is registered: htmx processed ws-connect into a live socket.
     assert page.evaluate("!!htmx.find('#socket')['htmx-internal-data'].webSocket")

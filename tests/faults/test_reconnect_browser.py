@@ -1,6 +1,9 @@
 """The phone's client in a real browser: it reconnects on every close code
-except the server's deliberate refusals (4xxx), resends what was never
-acknowledged, and resyncs on a missed heartbeat and when the screen wakes.
+except the server's deliberate refusals (4xxx; a flood, 4429, after a pause;
+a login refused, 4401, goes to the login page), resends what was never
+acknowledged (after a reload too) and marks its button "sending…", says
+"Reconnecting…" within seconds of the server falling silent or the phone
+going offline, and resyncs when the screen wakes.
 
 Daphne serves the real app from a file SQLite database on a loopback port;
 Debian's chromium runs ``static/narrator/app.js`` and Playwright's websocket
@@ -16,6 +19,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -30,7 +34,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # reconnect on its own; the other tests keep 10 s so no heartbeat crosses what they do.
 HEARTBEAT_MS = 1000
 RECONNECT_CODES = [1000, 1001, 1005, 1006, 1011, 1012, 1013]
-REFUSAL_CODES = [4401, 4403]
+REFUSAL_CODES = [4403, 4404]  # said on screen; no reconnect
+ANSWER_MS = 3000  # app.js: a send with no frame back this long means the link is lost
+FLOOD_PAUSE_MS = 3000  # app.js: the least pause before reconnecting after a 4429 close
 BACKOFF_CAP_MS = 4000  # app.js: no reconnect delay is longer than this
 FIRST_RETRY_MS = 500  # app.js: the first retry after an open waits less than this
 START_TIMEOUT = 120  # seconds to build the evening and start Daphne (a loaded machine is slow)
@@ -117,12 +123,16 @@ class Wire:
         self.sockets: list[dict] = []
         self.log: list[tuple[str, int, str]] = []
         self.swallow_actions = False  # page -> server action frames vanish
+        # Every action frame vanishes and its socket closes with 1011, as a
+        # server that crashed on it would.
+        self.crash_on_actions = False
 
     def handle(self, route) -> None:
         # "muted": server -> page frames of this socket vanish.
-        entry = {"route": route, "sent": [], "received": [], "muted": False}
         index = len(self.sockets)
         server = route.connect_to_server()
+        # "server": frames sent on it reach the server as if from the page.
+        entry = {"route": route, "server": server, "sent": [], "received": [], "muted": False}
 
         def from_page(message):
             entry["sent"].append(message)
@@ -130,6 +140,10 @@ class Wire:
             if self.swallow_actions and '"id"' in message:
                 self.swallow_actions = False
                 entry["swallowed"] = message
+                return
+            if self.crash_on_actions and '"id"' in message:
+                entry["swallowed"] = message
+                route.close(code=1011, reason="crashed on it")
                 return
             server.send(message)
 
@@ -164,6 +178,7 @@ def _phone(browser, server, user: str, heartbeat_ms: int | None = None):
     page = context.new_page()
     if heartbeat_ms is not None:
         page.add_init_script(f"window.NARRATOR_HEARTBEAT_MS = {heartbeat_ms};")
+    page.add_init_script(WATCH_CONNECTION)
     wire = Wire()
     page.route_web_socket(re.compile(r".*/ws/.*"), wire.handle)
     page.goto(links[user])
@@ -176,6 +191,28 @@ def _phone(browser, server, user: str, heartbeat_ms: int | None = None):
 
 def _connected(page) -> bool:
     return page.text_content("#connection") == "Connected"
+
+
+#: Keeps every text the page's connection label shows, as [Date.now(), text] in
+#: ``window.connectionLog`` (a label shown for a few milliseconds is not missed).
+WATCH_CONNECTION = """
+document.addEventListener("DOMContentLoaded", () => {
+  const label = document.getElementById("connection");
+  if (!label) return;
+  window.connectionLog = [[Date.now(), label.textContent]];
+  new MutationObserver(() => window.connectionLog.push([Date.now(), label.textContent]))
+    .observe(label, {childList: true, characterData: true, subtree: true});
+});
+"""
+
+
+def _shown_since(page, since_ms: float, text: str) -> float | None:
+    """Milliseconds from ``since_ms`` (the page's ``Date.now()``) until the
+    connection label first showed ``text`` at or after it; None if it has not."""
+    for at, shown in page.evaluate("window.connectionLog"):
+        if at >= since_ms and shown == text:
+            return at - since_ms
+    return None
 
 
 def _record_reconnect_delays(page) -> None:
@@ -230,17 +267,21 @@ def test_the_phone_reconnects_on_every_close_code_but_a_refusal(browser, server)
     for code in REFUSAL_CODES:
         count = len(wire.sockets)
         wire.sockets[-1]["route"].close(code=code, reason="test")
-        _wait(page, lambda: "Refused" in page.text_content("#connection"))
+        _wait(page, lambda c=code: f"({c})" in page.text_content("#connection"))
         page.wait_for_timeout(1500)  # three times the longest first reconnect delay (0.5 s)
         assert len(wire.sockets) == count, f"reconnected after {code}"
-        assert str(code) in page.text_content("#connection")
-        page.reload()  # the player logs in again / reopens the page
+        page.reload()  # the player reopens the page
         _wait(page, lambda: _connected(page))
+    # A login refused (logged out, link revoked): to the login page, then back here.
+    play = page.url
+    wire.sockets[-1]["route"].close(code=4401, reason="test")
+    page.wait_for_url(re.compile(r".*/accounts/login/\?next=.*"))
+    assert page.url.endswith("?next=" + urllib.parse.quote(urllib.parse.urlsplit(play).path, ""))
     context.close()
     print(
         "\n[faults] browser reconnect after close code: "
         + ", ".join(f"{code} {delay:.2f} s" for code, delay in delays.items())
-        + f"; no reconnect after {', '.join(map(str, REFUSAL_CODES))}"
+        + f"; no reconnect after {', '.join(map(str, REFUSAL_CODES))}; 4401 to the login page"
     )
     # Backoff: every reconnect waited a delay app.js chose, the first retry
     # under 0.5 s, none over the 4 s cap (the delays chosen, not wall time).
@@ -250,14 +291,26 @@ def test_the_phone_reconnects_on_every_close_code_but_a_refusal(browser, server)
         assert max(chosen_ms) <= BACKOFF_CAP_MS, (code, chosen_ms)
 
 
+def _open_start(page) -> None:
+    """Unfold "Challenge someone" if it is folded."""
+    if page.locator("details.start").get_attribute("open") is None:
+        page.click("details.start > summary")
+
+
+def _challenge_the_first_opponent(page):
+    """Challenge the first opponent listed with the first Trait; returns that
+    Trait's button."""
+    _open_start(page)
+    page.locator(".opponents input[type=radio]").first.check()
+    bid = page.locator(".bid button").first
+    bid.click()
+    return bid
+
+
 def test_an_unacknowledged_action_is_resent_with_its_id_after_a_reconnect(browser, server):
     context, page, wire = _phone(browser, server, "grady")
     wire.swallow_actions = True
-    start = page.locator("details.start")
-    if start.get_attribute("open") is None:
-        page.click("details.start > summary")
-    page.locator(".opponents input[type=radio]").first.check()
-    page.locator(".bid button").first.click()
+    _challenge_the_first_opponent(page)
     _wait(page, lambda: "swallowed" in wire.sockets[-1])
     lost = json.loads(wire.sockets[-1]["swallowed"])
     count = len(wire.sockets)
@@ -271,7 +324,7 @@ def test_an_unacknowledged_action_is_resent_with_its_id_after_a_reconnect(browse
     context.close()
 
 
-def test_a_missed_heartbeat_resyncs_then_reconnects_and_waking_resyncs(browser, server):
+def test_a_missed_heartbeat_reconnects_within_seconds_and_waking_resyncs(browser, server):
     context, page, wire = _phone(browser, server, "camille", heartbeat_ms=HEARTBEAT_MS)
     index = len(wire.sockets) - 1
     first = wire.sockets[index]
@@ -284,19 +337,226 @@ def test_a_missed_heartbeat_resyncs_then_reconnects_and_waking_resyncs(browser, 
     _wait(page, lambda: '{"action":"sync"}' in first["sent"])
     assert len(wire.sockets) == index + 1, "the phone reconnected on its own"
 
-    # The server falls silent: one missed heartbeat asks for a resync, two reconnect.
+    # The server falls silent: the next ping goes unanswered, and within
+    # ANSWER_MS the phone says "Reconnecting…" and opens a new socket.
     sent_before = len(first["sent"])
-    muted_at = len(wire.log)
     first["muted"] = True
     count = len(wire.sockets)
-    _wait(page, lambda: '{"action":"sync"}' in first["sent"][sent_before:])
+    _wait(page, lambda: any('"ping"' in m for m in first["sent"][sent_before:]))
+    pinged = page.evaluate("Date.now()")
     waited = _wait(page, lambda: len(wire.sockets) > count and _connected(page))
+    label = (_shown_since(page, pinged, "Reconnecting…") or float("inf")) / 1000
+    assert label < (ANSWER_MS + 2000) / 1000, f"'Reconnecting…' {label:.2f} s after the ping"
     context.close()
-    # In that order: the resync was asked on the silent socket before the new one opened.
-    after = wire.log[muted_at:]
-    resync = after.index(("sent", index, '{"action":"sync"}'))
-    assert resync < after.index(("open", count, "")), after
     print(
-        f"\n[faults] browser heartbeat ({HEARTBEAT_MS} ms in the test): a silent server "
-        f"got a resync request, then a new socket {waited:.2f} s later"
+        f"\n[faults] browser heartbeat ({HEARTBEAT_MS} ms in the test): a silent server's "
+        f"phone said 'Reconnecting…' {label:.2f} s after its unanswered ping "
+        f"(deadline {ANSWER_MS} ms), connected again {waited:.2f} s later"
+    )
+
+
+def _ready_to_throw(browser, server, challenger: str, defender: str, bid: str):
+    """``challenger`` (a demo user) challenges ``defender`` with her Trait
+    ``bid`` (Physical) and the defender bids back through his own phone
+    (closed afterwards). Returns the challenger's (context, page, wire) and
+    the challenge's card on her phone, its Rock, Paper and Scissors on screen."""
+    context, page, wire = _phone(browser, server, challenger)
+    other, theirs, _ = _phone(browser, server, defender)
+    cards = page.locator("article.card")
+    before = {cards.nth(i).get_attribute("id") for i in range(cards.count())}
+    _open_start(page)
+    page.get_by_role("radio", name=defender.capitalize()).check()
+    page.get_by_role("button", name=f"Challenge with {bid} (Physical)").click()
+    _wait(page, lambda: cards.count() > len(before))
+    card_id = next(
+        cards.nth(i).get_attribute("id")
+        for i in range(cards.count())
+        if cards.nth(i).get_attribute("id") not in before
+    )
+    answer = theirs.locator(f"#{card_id} form[aria-label=Bid] button").first
+    answer.wait_for()
+    answer.click()
+    card = page.locator(f"#{card_id}")
+    _wait(page, lambda: card.locator("form.throws button").count() == 3)
+    other.close()
+    return context, page, wire, card
+
+
+def _pending_stored(page) -> list[str]:
+    """The ids of actions app.js keeps in the browser's storage, all pages."""
+    return page.evaluate(
+        """() => Object.keys(localStorage)
+            .filter((key) => key.startsWith("narrator.pending:"))
+            .flatMap((key) => Object.keys(JSON.parse(localStorage.getItem(key))))"""
+    )
+
+
+def _sent_action(entry: dict, action: str) -> dict:
+    return next(json.loads(m) for m in entry["sent"] if f'"{action}"' in m)
+
+
+def test_a_silent_server_shows_reconnecting_within_seconds_and_the_throw_says_sending(
+    browser, server
+):
+    context, page, wire, card = _ready_to_throw(browser, server, "godfrey", "connor", "Ferocious")
+    index = len(wire.sockets) - 1
+    silent = wire.sockets[index]
+    silent["muted"] = True  # the server's frames stop reaching the phone
+    rock = card.get_by_role("button", name=re.compile(r"^Rock"))
+    clicked = page.evaluate("Date.now()")
+    rock.click()
+    # The throw is not acknowledged: its button says so, the form is locked.
+    _wait(page, lambda: "sending…" in rock.text_content())
+    assert rock.is_disabled()
+    throw = _sent_action(silent, "challenge.throw")
+    assert _pending_stored(page) == [throw["id"]]
+    # Within the answer deadline: "Reconnecting…", then a new socket resends the
+    # throw with its id; the server had applied it, so it answers "already done".
+    _wait(page, lambda: len(wire.sockets) > index + 1 and _connected(page))
+    label = _shown_since(page, clicked, "Reconnecting…")
+    assert label is not None and label < ANSWER_MS + 2000, label
+    resent = wire.sockets[-1]
+    assert _sent_action(resent, "challenge.throw") == throw
+    _wait(page, lambda: any(throw["id"] in m and "already_done" in m for m in resent["received"]))
+    _wait(page, lambda: "you threw Rock" in card.text_content())
+    assert page.locator("button.sending").count() == 0
+    assert _pending_stored(page) == []
+    context.close()
+    print(
+        f"\n[faults] a silent server: the phone said 'Reconnecting…' {label / 1000:.2f} s "
+        f"after an unanswered throw (deadline {ANSWER_MS} ms); the throw showed 'sending…' "
+        "until the resend was answered 'already done'"
+    )
+
+
+def test_a_throw_not_yet_acknowledged_survives_a_reload_and_is_applied_once(browser, server):
+    context, page, wire, card = _ready_to_throw(browser, server, "helen", "camille", "Ferocious")
+    card_id = card.get_attribute("id")
+    wire.swallow_actions = True  # the throw never reaches the server
+    card.get_by_role("button", name=re.compile(r"^Rock")).click()
+    _wait(page, lambda: "swallowed" in wire.sockets[-1])
+    lost = json.loads(wire.sockets[-1]["swallowed"])
+    assert _pending_stored(page) == [lost["id"]]
+
+    # The player reloads: the new page resends it with its id (lost again here),
+    # and its Rock button says "sending…" while it is unacknowledged.
+    count = len(wire.sockets)
+    wire.swallow_actions = True
+    page.reload()
+    _wait(page, lambda: len(wire.sockets) > count and "swallowed" in wire.sockets[-1])
+    assert json.loads(wire.sockets[-1]["swallowed"]) == lost
+    rock = page.locator(f"#{card_id}").get_by_role("button", name=re.compile(r"^Rock"))
+    _wait(page, lambda: _connected(page) and "sending…" in rock.text_content())
+    assert rock.is_disabled()
+
+    # The next connect resends it once more: applied, once.
+    count = len(wire.sockets)
+    wire.sockets[-1]["route"].close(code=1006, reason="network gone")
+    _wait(page, lambda: len(wire.sockets) > count)
+    _wait(page, lambda: "you threw Rock" in page.locator(f"#{card_id}").text_content())
+    answers = [
+        json.loads(m)
+        for entry in wire.sockets[count:]
+        for m in entry["received"]
+        if lost["id"] in m
+    ]
+    assert [a["status"] for a in answers] == ["ok"]
+    assert sum(lost["id"] in m for e in wire.sockets for m in e["sent"]) == 3  # sent, resent ×2
+    assert page.locator("button.sending").count() == 0
+    assert _pending_stored(page) == []
+    context.close()
+
+
+def test_a_flood_close_reconnects_after_a_pause(browser, server):
+    context, page, wire = _phone(browser, server, "ray")
+    index = len(wire.sockets) - 1
+    # More frames at once than the server's rate limit allows (WS_BURST 20).
+    for n in range(40):
+        wire.sockets[index]["server"].send(json.dumps({"id": f"flood-{n}", "action": "nothing"}))
+    _wait(page, lambda: "Too many messages" in page.text_content("#connection"))
+    closed = page.evaluate("Date.now()")
+    page.wait_for_timeout(FLOOD_PAUSE_MS - 500)
+    assert len(wire.sockets) == index + 1, "reconnected before the pause"
+    _wait(page, lambda: len(wire.sockets) > index + 1 and _connected(page))
+    paused = (page.evaluate("Date.now()") - closed) / 1000
+    assert "accounts/login" not in page.url
+    context.close()
+    print(f"\n[faults] a flood close (4429): connected again {paused:.2f} s later")
+
+
+def test_going_offline_shows_reconnecting_at_once_and_online_reconnects(browser, server):
+    context, page, wire = _phone(browser, server, "steps")
+    count = len(wire.sockets)
+    offline = page.evaluate("Date.now()")
+    context.set_offline(True)
+    _wait(page, lambda: page.text_content("#connection") == "Reconnecting…")
+    shown = _shown_since(page, offline, "Reconnecting…")
+    context.set_offline(False)
+    _wait(page, lambda: len(wire.sockets) > count and _connected(page))
+    context.close()
+    assert shown < 1000, shown  # the browser's offline event, not a deadline
+
+
+def test_an_action_never_answered_is_resent_on_three_reconnects_then_given_up(browser, server):
+    context, page, wire = _phone(browser, server, "connor")
+    wire.crash_on_actions = True
+    bid = _challenge_the_first_opponent(page)
+    _wait(page, lambda: "Not sent" in page.text_content("#notice"))
+    sent = [json.loads(e["swallowed"]) for e in wire.sockets if "swallowed" in e]
+    lost = sent[0]
+    assert sent == [lost] * 4  # sent, then resent on three reconnects, never more
+    assert page.locator("button.sending").count() == 0
+    assert bid.is_enabled()  # she can try again
+    assert _pending_stored(page) == []
+    wire.crash_on_actions = False
+    _wait(page, lambda: _connected(page))
+    count = len(wire.sockets)
+    wire.sockets[-1]["route"].close(code=1012, reason="restart")
+    _wait(page, lambda: len(wire.sockets) > count and _connected(page))
+    assert not any(lost["id"] in m for m in wire.sockets[-1]["sent"])
+    context.close()
+
+
+def test_an_error_answer_clears_sending_shows_the_error_and_is_never_resent(browser, server):
+    context, page, wire = _phone(browser, server, "ray")
+    wire.swallow_actions = True
+    bid = _challenge_the_first_opponent(page)
+    _wait(page, lambda: "swallowed" in wire.sockets[-1])
+    lost = json.loads(wire.sockets[-1]["swallowed"])
+    _wait(page, lambda: "sending…" in bid.text_content())
+    # The answer a server error gets (challenges.consumers.SERVER_ERROR_MESSAGE).
+    message = "The server could not do that; a narrator can help. (error logged)"
+    wire.sockets[-1]["route"].send(
+        json.dumps({"type": "error", "id": lost["id"], "message": message})
+    )
+    _wait(page, lambda: page.text_content("#notice") == message)
+    assert "sending…" not in bid.text_content()
+    assert bid.is_enabled()
+    assert _pending_stored(page) == []
+    count = len(wire.sockets)
+    wire.sockets[-1]["route"].close(code=1012, reason="restart")
+    _wait(page, lambda: len(wire.sockets) > count and _connected(page))
+    assert not any(lost["id"] in m for m in wire.sockets[-1]["sent"])
+    context.close()
+
+
+def test_revoking_her_join_links_in_the_admin_sends_her_phone_to_the_login_page(browser, server):
+    """Last in this module: Steps's join links stop working here."""
+    base, links = server
+    context, page, wire = _phone(browser, server, "steps")
+    admin_context = browser.new_context()
+    admin = admin_context.new_page()
+    admin.goto(links["admin"])
+    admin.goto(base + "/admin/characters/character/?q=Steps")
+    admin.locator("input.action-select").first.check()
+    admin.select_option("select[name=action]", "revoke_join_links")
+    revoked = page.evaluate("Date.now()")
+    admin.click("button[name=index]")
+    page.wait_for_url(re.compile(r".*/accounts/login/\?next=.*"))
+    gone = (page.evaluate("Date.now()") - revoked) / 1000
+    admin_context.close()
+    context.close()
+    print(
+        f"\n[faults] join links revoked in the admin: her phone at the login page "
+        f"{gone:.2f} s later"
     )

@@ -19,7 +19,7 @@ from django.utils import timezone
 from characters.services import join_links_revoke
 from narrator.asgi import application
 from narrator.wsauth import resolve_user
-from tests.challenges.wsutil import _session_cookie, join_cookie
+from tests.challenges.wsutil import WAIT, _session_cookie, join_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -125,3 +125,32 @@ async def test_resolve_user_refuses_a_scope_without_the_deferred_middleware(worl
         resolve_user({"session": {}, "user": world["helen_player"]})
     with pytest.raises(ValueError, match="DeferredAuthMiddlewareStack"):
         resolve_user({"user": world["helen_player"]})
+
+
+async def _open(path: str, cookie: str) -> WebsocketCommunicator:
+    """A socket at ``path`` with session ``cookie``, its first view received."""
+    headers = [(b"host", b"testserver"), (b"origin", b"http://testserver")]
+    headers.append((b"cookie", f"sessionid={cookie}".encode()))
+    communicator = WebsocketCommunicator(application, path, headers=headers)
+    connected, _ = await communicator.connect(timeout=WAIT)
+    assert connected
+    assert 'id="live"' in await communicator.receive_from(timeout=WAIT)
+    return communicator
+
+
+async def test_revoking_join_links_closes_her_open_join_link_socket_at_once(world):
+    """The socket that came in by a join link closes with 4401 when her links
+    are revoked; her own password login and another player keep theirs."""
+    by_link = await _open(_play(world), await join_cookie(world["helen_player"]))
+    by_password = await _open(_play(world), await _session_cookie(world["helen_player"]))
+    grady_cookie = await _session_cookie(world["grady_player"])
+    grady = await _open(f"/ws/play/{world['grady'].pk}/", grady_cookie)
+
+    assert await database_sync_to_async(join_links_revoke)(user=world["helen_player"]) == 1
+    closed = await by_link.receive_output(timeout=WAIT)
+    assert closed == {"type": "websocket.close", "code": 4401}
+    for survivor in (by_password, grady):
+        await survivor.send_json_to({"action": "sync"})
+        assert 'id="live"' in await survivor.receive_from(timeout=WAIT)
+        await survivor.disconnect()
+    await by_link.disconnect()
