@@ -52,7 +52,7 @@ def _number(value: Any) -> Any:
     return value
 
 
-def _text(value: Any) -> Any:
+def _storable(value: Any) -> Any:
     # PostgreSQL refuses NUL; lone surrogates (JSON "\ud800") cannot be stored at all.
     if isinstance(value, str):
         if _CONTROL.search(value):
@@ -61,6 +61,12 @@ def _text(value: Any) -> Any:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError("has characters that cannot be stored") from None
+    return value
+
+
+def _text(value: Any) -> Any:
+    value = _storable(value)
+    if isinstance(value, str):
         # Zero-width and bidi controls: invisible, they would reorder another's screen.
         value = clean_text(value)
     return value
@@ -89,6 +95,13 @@ def Text(limit: int) -> Any:  # noqa: N802 - reads as a type in the models
     return Annotated[str, BeforeValidator(_text), Field(min_length=1, max_length=limit)]
 
 
+def Ref(limit: int) -> Any:  # noqa: N802
+    """A name of something already on a sheet (a bid Trait), checked like
+    ``Text`` but kept as sent: it must match the stored name exactly, and a
+    sheet written before names were cleaned may still hold invisible characters."""
+    return Annotated[str, BeforeValidator(_storable), Field(min_length=1, max_length=limit)]
+
+
 def OptionalText(limit: int) -> Any:  # noqa: N802
     """Like ``Text`` but may be missing or empty (then None)."""
     return Annotated[Text(limit) | None, BeforeValidator(_blank_is_none), Field(default=None)]
@@ -114,7 +127,7 @@ class ChallengeOpen(Action):
     phone's buttons) or a Trait name with ``category``."""
 
     defender: Number
-    bid: Text(120)
+    bid: Ref(120)
     category: OptionalText(20)
     is_attack: Annotated[bool, BeforeValidator(_flag)] = False
     stakes: OptionalText(300)
@@ -122,7 +135,7 @@ class ChallengeOpen(Action):
 
 class ChallengeBid(Action):
     challenge: Number
-    bid: Text(100)
+    bid: Ref(100)
 
 
 class ChallengeRelent(Action):

@@ -85,7 +85,10 @@
           ["panel-live", "panel-history"].forEach(function (id) {
             var part = fresh.getElementById(id);
             var old = $(id);
-            if (part && old) old.replaceWith(part);
+            if (part && old) {
+              old.replaceWith(part);
+              htmx.process(part); // its ws-send forms (presence) must send again
+            }
           });
         });
     }, 300);

@@ -1,16 +1,19 @@
 """``python -m tests.browser.crowd``: fill the live server's database (the
 SQLite file named by ``DATABASE_URL``) with a crowded evening for the
 dashboard's browser test: ``tests.factories.crowded_session`` (100 guests, 300
-challenges) in its open session, plus a guest whose name starts with a
-right-to-left override and runs on as one 200-character word, challenging
-Helen with stakes of one 200-character word. Prints the odd guest's id."""
+challenges) in its open session, plus a guest whose name starts with
+right-to-left text and runs on as one 200-character word, challenging
+Helen with stakes that start with a right-to-left override and run on as one
+200-character word. Prints the odd guest's id."""
 
 from __future__ import annotations
 
 import os
 import uuid
 
-ODD_NAME = "\u202eOdd " + "w" * 200
+# Right-to-left text, then one 200-character word (bidi controls never reach a
+# sheet: characters.names removes them on save).
+ODD_NAME = "אסתר " + "w" * 200
 
 
 def main() -> None:
@@ -25,14 +28,14 @@ def main() -> None:
     session = GameSession.objects.select_related("chronicle").get(ended_at__isnull=True)
     crowded_session(session, characters=100, challenges=300)
     odd = make_character(
-        session.chronicle, ODD_NAME, make_user("odd"), traits=[("\u202eStrong", "physical", 2)]
+        session.chronicle, ODD_NAME, make_user("odd"), traits=[("חזק", "physical", 2)]
     )
     services.challenge_open(
         session=session,
         challenger=odd,
         defender=Character.objects.get(name="Helen"),
         category="physical",
-        bids=["\u202eStrong"],
+        bids=["חזק"],
         stakes="\u202e" + "s" * 200,
         user=odd.player,
         msg_id=uuid.uuid4().hex,

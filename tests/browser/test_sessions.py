@@ -131,12 +131,14 @@ def test_breaks_absences_and_arrivals_show_where_they_should(live, phone, tablet
     helen.tap(start)  # opens: the list is fetched now
     expect(chips).to_have_text(["Grady", "Ines"])
 
-    # Grady on a break: his phone says so, he is not offered, the roster says so.
+    # Grady on a break (from his panel): his phone says so, he is not offered, the
+    # roster says so.
+    roster = narrator.page.get_by_role("region", name="Roster")
+    narrator.tap(roster.get_by_role("link", name="Grady"))
     narrator.tap(narrator.control("button", "Grady is on a break"))
     expect(grady.page.get_by_text("You are on a break: nobody can challenge you.")).to_be_visible(
         timeout=AT_ONCE
     )
-    roster = narrator.page.get_by_role("region", name="Roster")
     expect(roster.locator("li", has_text="Grady")).to_contain_text("on a break")
     helen.tap(start)
     helen.tap(start)
@@ -145,6 +147,8 @@ def test_breaks_absences_and_arrivals_show_where_they_should(live, phone, tablet
     expect(grady.page.get_by_text("You are on a break")).to_have_count(0, timeout=AT_ONCE)
 
     # Ines leaves: off the roster and Helen's list.
+    narrator.tap(narrator.page.locator("[data-close-panel]"))  # Grady's panel
+    narrator.tap(roster.get_by_role("link", name="Ines"))
     narrator.tap(narrator.control("button", "Ines has left"))
     expect(roster.locator("li", has_text="Ines")).to_have_count(0, timeout=AT_ONCE)
     for choice in ("#static-character option", "#simple-character option"):

@@ -39,9 +39,10 @@ def _play(helen: Screen, grady: Screen, trait: str = "Quick") -> None:
     """Helen challenges Grady, who relents: one more result on both phones."""
     helen.page.get_by_role("radio", name="Grady").check()
     helen.tap(helen.control("button", f"Challenge with {trait} (Physical)"))
-    relent = grady.open_card().get_by_role("button", name="Relent")
-    expect(relent).to_be_visible(timeout=AT_ONCE)
-    grady.tap(relent)
+    ask = grady.open_card().get_by_text("Relent…", exact=True)  # asks once
+    expect(ask).to_be_visible(timeout=AT_ONCE)
+    grady.tap(ask)
+    grady.tap(grady.open_card().get_by_role("button", name="Yes, relent"))
     expect(helen.open_card()).to_have_count(0, timeout=AT_ONCE)
 
 
