@@ -434,7 +434,8 @@ class PlayConsumer(BaseConsumer):
             challenge_id in sheet.risked_in
         )
         if risk_changed and not resumed:
-            sheet = character_sheet(self.character, self.session)
+            # Only this challenge's bids of hers changed: no need to read her sheet.
+            sheet = sheet.with_risk(challenge_id, state.category, card.my_bid_copies)
             views._with_sheet(card, sheet)
         self.sheet = sheet
         # Keep the stamp equal to what the screen will show: its "screen" part

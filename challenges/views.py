@@ -147,6 +147,20 @@ class ChallengeView:
         return ()
 
     @property
+    def my_bid_copies(self) -> list[tuple[int | None, str]]:
+        """The viewer's copies at risk in this challenge, ``(Trait id or None,
+        name as bid)`` each: none once it is resolved."""
+        if self.is_resolved:
+            return []
+        ids: tuple[int | None, ...] = ()
+        if self.side == Side.CHALLENGER:
+            ids = self.state.challenger_bid_ids
+        elif self.side == Side.DEFENDER:
+            ids = self.state.defender_bid_ids
+        names = self.my_bids
+        return [(ids[n] if n < len(ids) else None, name) for n, name in enumerate(names)]
+
+    @property
     def their_bids(self) -> tuple[str, ...]:
         if self.side == Side.CHALLENGER:
             return self.state.defender_bids

@@ -8,7 +8,8 @@ from it, and the phone renders it.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from django.db.models import Count
 from django.utils import timezone
@@ -100,6 +101,38 @@ class Sheet:
     def traits(self) -> list[TraitLine]:
         """Every non-negative Trait line, all categories."""
         return [t for c in self.categories for t in c.traits]
+
+    def with_risk(
+        self, challenge_id: int, category: Category | None, bids: Sequence[tuple[int | None, str]]
+    ) -> Sheet:
+        """This sheet with her copies at risk in challenge ``challenge_id`` set
+        to ``bids`` (``(Trait id or None, name as bid)``, one per copy bid, of
+        ``category``; empty once the challenge is over), the others as they
+        are: what :func:`character_sheet` would read after a move of that
+        challenge that cost her nothing, without a query. A bid without an id
+        (a state saved before ids) is matched by name, as the engine matches."""
+        by_id: Counter[int] = Counter()
+        by_name: Counter[str] = Counter()
+        for trait_id, name in bids:
+            if trait_id is not None:
+                by_id[trait_id] += 1
+            else:
+                by_name[" ".join(name.split()).casefold()] += 1
+
+        def line(t: TraitLine) -> TraitLine:
+            kept = tuple(pk for pk in t.risked_in if pk != challenge_id)
+            added = 0
+            if t.category == category:
+                added = by_id[t.id] + by_name[" ".join(t.name.split()).casefold()]
+            if added == 0 and len(kept) == len(t.risked_in):
+                return t
+            risked = tuple(sorted(kept + (challenge_id,) * added))
+            return replace(t, at_risk=len(risked), risked_in=risked)
+
+        return replace(
+            self,
+            categories=[replace(c, traits=[line(t) for t in c.traits]) for c in self.categories],
+        )
 
 
 def character_sheet(character: Character, session: GameSession | None) -> Sheet:

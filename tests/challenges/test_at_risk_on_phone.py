@@ -94,3 +94,35 @@ def test_a_bid_card_offers_only_copies_not_at_risk(game):
     card = next(c for c in context["challenges"] if c.can_bid)
     assert [(t.name, t.free) for t in card.bid_choices] == [("Brawny", 2), ("Quick", 2)]
     assert [t.name for t in context["bid_options"]["physical"]] == ["Brawny", "Quick"]
+
+
+@pytest.mark.django_db
+def test_a_sheet_told_of_one_challenge_agrees_with_a_sheet_read_again():
+    """``Sheet.with_risk`` (the phone's sheet after a move of one challenge, no
+    query) equals ``character_sheet`` read again, move after move."""
+    from characters.services import character_sheet
+    from tests.factories import evening, opposed_challenge
+
+    game = evening()
+    helen, grady, session = game["helen"], game["grady"], game["session"]
+
+    def check(challenge_id: int, who) -> None:
+        challenge = Challenge.objects.get(pk=challenge_id)
+        before = character_sheet(who, session)
+        # As the phone holds it: the sheet before this challenge's last move.
+        stale = before.with_risk(challenge_id, None, [])
+        card = views.challenge_view(challenge, who)
+        told = stale.with_risk(challenge_id, card.state.category, card.my_bid_copies)
+        assert told.categories == character_sheet(who, session).categories
+
+    first = opposed_challenge(session, helen, grady, bid="Ferocious")
+    check(first.pk, helen)
+    second = opposed_challenge(session, helen, grady, bid="Ferocious", answer="Resilient")
+    check(second.pk, helen)
+    check(second.pk, grady)
+    ferocious = next(t for t in character_sheet(helen, session).traits if t.name == "Ferocious")
+    assert ferocious.at_risk == 2 and ferocious.free == 0  # both copies bid
+    services.challenge_void(
+        challenge_id=first.pk, reason="ruled", user=game["narrator"], msg_id=uuid.uuid4().hex
+    )
+    check(first.pk, helen)
