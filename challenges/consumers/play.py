@@ -16,6 +16,7 @@ from django.template.loader import render_to_string
 from challenges import heartbeat, services, views
 from challenges.consumers.base import BadMessage, BaseConsumer, _field
 from challenges.realtime import character_group, chronicle_group, session_group
+from challenges.views.phone import _with_sheet
 from characters.services import character_sheet
 
 log = logging.getLogger(__name__)
@@ -168,7 +169,7 @@ class PlayConsumer(BaseConsumer):
         )
         if risk_changed and not resumed:
             sheet = character_sheet(self.character, self.session)
-            views._with_sheet(card, sheet)
+            _with_sheet(card, sheet)
         self.sheet = sheet
         # Keep the stamp equal to what the screen will show: its "screen" part
         # counts her challenges (count, sum of versions, highest id). If it was
