@@ -26,7 +26,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from challenges.bench.servers import Redis
+from bench.servers import Redis
 from challenges.consumers import LAYER_RETRY_SECONDS
 from challenges.models import Challenge
 from narrator.settings import redis_layer_host
