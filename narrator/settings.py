@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "characters",
     "challenges",
+    "bench",  # manage.py bench: the load bench, apart from the product
 ]
 
 MIDDLEWARE = [

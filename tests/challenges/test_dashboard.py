@@ -308,7 +308,8 @@ def test_relent_is_apart_from_the_bids_and_asks_once(game):
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_new_challenge_beyond_the_limit_takes_the_oldest_result_off(game, monkeypatch):
-    monkeypatch.setattr(views, "DASHBOARD_LIMIT", 3)
+    monkeypatch.setattr(views, "DASHBOARD_LIMIT", 3)  # the consumer reads it here
+    monkeypatch.setattr(views.dashboard, "DASHBOARD_LIMIT", 3)  # the view-models, there
     session, helen, grady = game["session"], game["helen"], game["grady"]
     play = database_sync_to_async(opposed_challenge)
     older = await play(

@@ -1,5 +1,5 @@
 """A move re-reads from the database what its transition reads of the
-combatants, and nothing else (``services._refreshed``): a bid her free copies
+combatants, and nothing else (``services._reads._refreshed``): a bid her free copies
 and health, a declaration her held copies, a throw, a relent or a void nothing.
 And a narrator's open locks the character's row as a player's open does."""
 
@@ -105,7 +105,7 @@ def test_a_narrators_open_locks_the_characters_row(game, monkeypatch, kind):
     PostgreSQL; tests/workers has the real lock), and before her presence is
     written."""
     calls = []
-    real_lock, real_join = services._lock_characters, services.presence_join
+    real_lock, real_join = services.static._lock_characters, services.static.presence_join
 
     def lock(*ids):
         calls.append(("lock", ids))
@@ -115,8 +115,8 @@ def test_a_narrators_open_locks_the_characters_row(game, monkeypatch, kind):
         calls.append(("join", kwargs["character"].pk))
         return real_join(**kwargs)
 
-    monkeypatch.setattr(services, "_lock_characters", lock)
-    monkeypatch.setattr(services, "presence_join", join)
+    monkeypatch.setattr(services.static, "_lock_characters", lock)
+    monkeypatch.setattr(services.static, "presence_join", join)
     common = dict(session=game["session"], character=game["helen"], user=game["narrator"])
     if kind == "static":
         services.static_open(**common, category="physical", difficulty=2, msg_id=_id())

@@ -173,7 +173,7 @@ def test_a_wound_takes_one_health_level_capped_at_dead(game, level):
     presence = Presence.objects.get(session=game["session"], character=game["grady"])
     presence.health = level
     presence.save()
-    services._wound(game["session"].pk, game["grady"].pk)
+    services._writes._wound(game["session"].pk, game["grady"].pk)
     presence.refresh_from_db()
     assert presence.health == level.worse()
 
@@ -181,4 +181,4 @@ def test_a_wound_takes_one_health_level_capped_at_dead(game, level):
 def test_a_wound_to_an_absent_character_raises(game):
     Presence.objects.filter(session=game["session"], character=game["grady"]).delete()
     with pytest.raises(Presence.DoesNotExist):
-        services._wound(game["session"].pk, game["grady"].pk)
+        services._writes._wound(game["session"].pk, game["grady"].pk)

@@ -47,8 +47,8 @@ async def test_a_move_that_raises_is_answered_with_an_error_and_the_socket_stays
     before, _ = await _reload(challenge)
     grady, _ = await connect(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
     await drain(grady)
-    # _save runs inside the move's transaction, after its id was claimed.
-    monkeypatch.setattr(services, "_save", _broken_save)
+    # _save runs inside the move's transaction, after its id was claimed (``_writes._move``).
+    monkeypatch.setattr(services._writes, "_save", _broken_save)
     with caplog.at_level(logging.ERROR, logger="challenges.consumers"):
         reply, _ = await act(
             grady, msg_id="move-1", action=action, challenge=challenge.pk, **fields

@@ -3,7 +3,7 @@ restarted without persistence): no result is lost, no socket is left a zombie,
 and one heartbeat after the restart every screen is current and receives
 broadcasts again.
 
-Decision (see ``challenges/consumers.py``): a consumer survives a failing layer.
+Decision (see ``challenges/consumers/base.py``): a consumer survives a failing layer.
 Its socket stays open; moves commit (the database is the truth; their
 broadcasts fail and are logged); its receive from the layer is retried with a
 backoff capped at ``LAYER_RETRY_SECONDS``; every heartbeat re-joins its groups
@@ -26,7 +26,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from challenges.bench.servers import Redis
+from bench.servers import Redis
 from challenges.consumers import LAYER_RETRY_SECONDS
 from challenges.models import Challenge
 from narrator.settings import redis_layer_host

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from challenges.views import _own_losses, challenge_view
+from challenges.views import challenge_view
+from challenges.views.shared import _own_losses
 from tests.factories import opposed_challenge
 
 

@@ -1,4 +1,6 @@
-"""The load generator behind ``python manage.py bench``.
+"""The load generator behind ``python manage.py bench``
+(``bench/management/commands/bench.py``): a Django app of its own (no
+models), apart from the product it measures.
 
 - ``fixtures``: a throwaway chronicle of bench players, narrators and their
   session cookies, and the consistency check afterwards (run in a subprocess

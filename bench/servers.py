@@ -223,9 +223,9 @@ def worker_env(database_url: str, redis_url: str | None, workdir: Path) -> dict[
 
 
 def run_fixtures(env: dict[str, str], *args: str) -> str:
-    """Run ``challenges.bench.fixtures`` against the bench database; its stdout."""
+    """Run ``bench.fixtures`` against the bench database; its stdout."""
     done = subprocess.run(
-        [sys.executable, "-m", "challenges.bench.fixtures", *args],
+        [sys.executable, "-m", "bench.fixtures", *args],
         env=env,
         cwd=settings.BASE_DIR,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""Bench data in the bench database: ``python -m challenges.bench.fixtures``.
+"""Bench data in the bench database: ``python -m bench.fixtures``.
 
 Run with ``DATABASE_URL`` (and ``SECRET_KEY``) set to the bench's own values;
 the bench command does that in a subprocess so the user's database is never

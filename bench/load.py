@@ -9,8 +9,8 @@ first arrives is the time a person would have seen it.
 
 A :class:`Target` is one app under load: ``Narrator`` (the real consumers,
 challenges opened, answered and thrown as a player would) or ``Bare`` (the
-baseline of ``challenges.bench.bare``). Scenarios take a target and return a
-:class:`~challenges.bench.report.Result`.
+baseline of ``bench.bare``). Scenarios take a target and return a
+:class:`~bench.report.Result`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.protocol import State
 
-from challenges.bench.fixtures import BID_TRAIT
-from challenges.bench.report import Result
+from bench.fixtures import BID_TRAIT
+from bench.report import Result
 
 # Seconds a phone waits for an ack, a view or a result before it counts as lost.
 # Long on purpose: a late result is measured (its round trip shows in the

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from challenges.bench import SCENARIOS
+from bench import SCENARIOS
 
 
 def _csv(kind):
@@ -81,8 +81,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            from challenges.bench.report import table
-            from challenges.bench.run import Options, run
+            from bench.report import table
+            from bench.run import Options, run
         except ImportError as error:  # websockets is a development requirement
             raise CommandError(f"{error}: pip install -r requirements-dev.txt") from None
         options = Options(

@@ -1,6 +1,6 @@
 """The bench run: for each configuration, start Narrator and the bare baseline
 side by side, open their sockets, play each scenario on one then the other,
-and collect :class:`~challenges.bench.report.Result` rows."""
+and collect :class:`~bench.report.Result` rows."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from challenges.bench import SCENARIOS, load
-from challenges.bench.report import Result
-from challenges.bench.servers import (
+from bench import SCENARIOS, load
+from bench.report import Result
+from bench.servers import (
     Database,
     Redis,
     Workers,
@@ -141,7 +141,7 @@ async def run_config(
         targets = [(_narrator(data, ports), real)]
         if options.bare:
             bare_ports = [p + BARE_PORT_OFFSET for p in ports]
-            bare = Workers("challenges.bench.bare:application", bare_ports, env, workdir)
+            bare = Workers("bench.bare:application", bare_ports, env, workdir)
             bare.start()
             targets.append((_bare(options, bare_ports), bare))
         everyone = [w for _, w in targets]

@@ -1,0 +1,66 @@
+"""Websocket consumers: authenticate, translate one frame into one service call,
+acknowledge, and render. They never call the rules engine or ``group_send``.
+
+Client → server frames are JSON objects ``{"id": str, "action": str, ...}``
+(htmx's ws extension sends a form's fields this way). Server → client frames are
+either HTML fragments swapped in by id (the view) or JSON control frames:
+``{"type": "ack", "id": ..., "status": "ok" | "already_done"}``,
+``{"type": "error", "id": ..., "message": ...}``, ``{"type": "pong"}`` and, to a
+dashboard whose session was followed by another, ``{"type": "goto", "url": ...}``.
+On every (re)connect the client gets its full current view.
+
+Every frame is checked by ``challenges.schema`` (shape) and a per-connection
+``challenges.ratelimit.TokenBucket`` before it reaches a service.
+
+Heartbeat (``challenges.heartbeat``): every view frame starts with
+``<!--v:STAMP-->``; the client pings ``{"action": "ping", "v": STAMP}`` about
+every 10 seconds and gets ``pong`` when its view is current, else the full view;
+``{"action": "sync"}`` always gets the full view. Both re-join the connection's
+groups, because a Redis restarted empty has forgotten them.
+
+Channel layer down (Redis killed): the socket stays open. Moves still commit
+(the database is the truth; their broadcasts fail and are logged), receiving
+from the layer is retried with a capped backoff, and the heartbeat repairs the
+view and the group memberships once the layer is back.
+
+An unexpected exception in an action (a bug) is logged with its traceback and
+answered with an error frame naming its id (``SERVER_ERROR_MESSAGE``); the move
+ran in a transaction, so nothing of it is kept, and the socket stays open.
+
+Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
+4429 too many messages (a flood). Every socket also joins its user's group
+(``user_group``): when ``join_links_revoke`` ends Django sessions of hers,
+each of her sockets reads its own session again and closes with 4401 if it
+was one of them.
+
+Connecting costs one trip to the database thread before the view: the socket
+is accepted at once, then the Django session, the user and the seat are read
+together (``BaseConsumer.signed_in``, ``narrator.wsauth``), on every connect.
+
+One module per screen, each a consumer that stays a thin translation of one
+frame into one service call: :mod:`~challenges.consumers.play` (a player's
+phone, :class:`PlayConsumer`) and :mod:`~challenges.consumers.narrate` (a
+narrator's dashboard, :class:`NarrateConsumer`), on the shared frame handling
+of :mod:`~challenges.consumers.base` (:class:`BaseConsumer`). Routing
+(``challenges.routing``) imports them from here.
+"""
+
+from challenges.consumers.base import (
+    FLOOD_MESSAGE,
+    LAYER_RETRY_SECONDS,
+    SERVER_ERROR_MESSAGE,
+    BadMessage,
+    BaseConsumer,
+)
+from challenges.consumers.narrate import NarrateConsumer
+from challenges.consumers.play import PlayConsumer
+
+__all__ = [
+    "FLOOD_MESSAGE",
+    "LAYER_RETRY_SECONDS",
+    "SERVER_ERROR_MESSAGE",
+    "BadMessage",
+    "BaseConsumer",
+    "NarrateConsumer",
+    "PlayConsumer",
+]

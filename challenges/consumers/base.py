@@ -1,0 +1,234 @@
+"""What every websocket consumer shares (:class:`BaseConsumer`): the signed-in
+user, groups joined again on every heartbeat, a channel-layer receive retried
+through an outage, and frame handling: schema, rate limit, dispatch, acks and
+errors. The protocol is described in :mod:`challenges.consumers`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+from channels.consumer import get_handler_name
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from challenges import heartbeat, schema, services
+from challenges.ratelimit import ACTION_COST, HEARTBEAT_COST, TokenBucket
+from challenges.realtime import collecting, send_collected, user_group
+from challenges.rules import RulesError
+from narrator import wsauth
+
+log = logging.getLogger(__name__)
+
+#: Pauses between retries of a failed channel-layer receive: first, longest (seconds).
+LAYER_RETRY_SECONDS = (0.5, 3.0)
+
+
+FLOOD_MESSAGE = "Too many messages at once: this connection is closed and will reconnect."
+#: The answer to a move that raised something unexpected (logged with its traceback).
+SERVER_ERROR_MESSAGE = "The server could not do that; a narrator can help. (error logged)"
+
+
+class BadMessage(Exception):
+    """A frame that is not a well-formed action; ``str()`` is shown to the user."""
+
+
+def _field(message: dict, name: str, kind: type, *, required: bool = True, limit: int = 300):
+    value = message.get(name)
+    if value in (None, "") and not required:
+        return None
+    if kind is int:
+        try:
+            value = int(value)
+        except (TypeError, ValueError):
+            raise BadMessage(f"'{name}' must be a number.") from None
+        if not 0 <= value <= 10**6:
+            raise BadMessage(f"'{name}' is out of range.")
+        return value
+    if not isinstance(value, str) or not value or len(value) > limit:
+        raise BadMessage(f"'{name}' is missing or not valid.")
+    return value
+
+
+class BaseConsumer(AsyncWebsocketConsumer):
+    """Shared frame handling: size cap, JSON parsing, dispatch, acks and errors."""
+
+    actions: dict[str, str] = {}  # action name -> method name
+    bucket: TokenBucket | None = None  # this connection's rate limit, made on first frame
+    flooded = False
+    #: What this socket's screen shows, as ``challenges.heartbeat`` parts.
+    stamp_parts: heartbeat.Parts = {}
+    _join_failing = False
+
+    async def dispatch(self, message: dict) -> None:
+        """Channels' dispatch without its ``aclose_old_connections()``: that call
+        takes a turn on the database thread before *every* handler (the
+        handshake's ``connect`` too, so in a reconnect storm the accept waited
+        behind every queued view until Daphne refused the handshake), and each
+        group event (a Time out to 1,500 phones: 1,500 events) queued for that
+        single thread behind the moves. Every database access here goes
+        through ``database_sync_to_async``, which closes stale connections
+        itself, before and after each call."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    @database_sync_to_async
+    def signed_in(self, find: Callable[..., Any], *args: Any) -> tuple[Any, Any]:
+        """``(user, find(user, *args))`` for the socket's logged-in user, in one
+        trip to the database thread; ``(None, None)`` if no one is logged in
+        (``narrator.wsauth``: the session is read again on every connect, so an
+        ended or revoked session is refused). Sets ``scope["user"]``."""
+        user = wsauth.resolve_user(self.scope)
+        if not user.is_authenticated:
+            return None, None
+        return user, find(user, *args)
+
+    async def join(self, *groups: str) -> None:
+        """Join ``groups`` and the signed-in user's own group (``user_group``)."""
+        self.joined = [*groups, user_group(self.scope["user"].pk)]
+        await self.rejoin()
+
+    async def rejoin(self) -> None:
+        """Add this socket to its groups again (``group_add`` is idempotent).
+
+        Run on connect and on every heartbeat. A failing layer is logged, not
+        raised: the socket keeps working and the next heartbeat tries again.
+        """
+        failed = False
+        for group in getattr(self, "joined", []):
+            try:
+                await self.channel_layer.group_add(group, self.channel_name)
+            except Exception as error:  # noqa: BLE001 - retried on the next heartbeat
+                failed = True
+                # Warn once per outage per socket, not on every heartbeat.
+                level = logging.DEBUG if self._join_failing else logging.WARNING
+                log.log(
+                    level, "joining %s failed (%r); retried on the next heartbeat", group, error
+                )
+        self._join_failing = failed
+
+    async def user_sessions_ended(self, event: dict) -> None:
+        """Some of this user's Django sessions ended (join links revoked):
+        close with 4401 if this socket's is one of them (a narrator's password
+        login of the same user keeps her socket)."""
+        if not await database_sync_to_async(wsauth.still_signed_in)(self.scope):
+            await self.close(code=4401)
+
+    async def disconnect(self, code: int) -> None:
+        for group in getattr(self, "joined", []):
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception as error:  # noqa: BLE001 - the group entry expires anyway
+                log.warning("leaving %s failed (%r)", group, error)
+
+    # Channels' AsyncConsumer assigns ``channel_receive`` before dispatching;
+    # this property keeps that receive alive through a channel-layer outage
+    # instead of letting one error end the consumer with the socket still open.
+    @property
+    def channel_receive(self):
+        return self._receive_from_layer
+
+    @channel_receive.setter
+    def channel_receive(self, receive) -> None:
+        self._layer_receive = receive
+
+    async def _receive_from_layer(self) -> dict:
+        pause, longest = LAYER_RETRY_SECONDS
+        failures = 0
+        while True:
+            try:
+                return await self._layer_receive()
+            except Exception as error:  # noqa: BLE001 - the layer is down: retry
+                failures += 1
+                if failures == 1:
+                    log.warning("channel layer receive failed (%r); retrying", error)
+                await asyncio.sleep(pause * (0.5 + random.random() / 2))
+                pause = min(pause * 2, longest)
+
+    async def send_json(self, payload: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(payload))
+
+    @property
+    def stamp(self) -> str:
+        """The stamp of what this socket's screen shows now."""
+        return heartbeat.digest(self.stamp_parts)
+
+    async def send_stamped(self, html: str) -> None:
+        """Send a view frame (whole or partial) headed by the current stamp."""
+        await self.send(text_data=f"<!--v:{self.stamp}-->{html}")
+
+    async def answer_heartbeat(self, message: dict) -> None:
+        """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:
+        the last one sent) is current, else with the full view; answer ``sync``
+        with the full view. Both re-join the groups first. One query when current."""
+        await self.rejoin()
+        if message.get("action") == "ping":
+            echoed = message.get("v", self.stamp)
+            if echoed == heartbeat.digest(await self.current_parts()):
+                await self.send_json({"type": "pong"})
+                return
+        await self.send_view()
+
+    async def current_parts(self) -> heartbeat.Parts:
+        raise NotImplementedError
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
+        # Entry checks before anything else: the frame's shape (challenges.schema)
+        # and this connection's rate (challenges.ratelimit). A flood gets one
+        # error, then the socket is closed with 4429; later frames are dropped.
+        if self.flooded:
+            return
+        try:
+            action, message = schema.parse_frame(text_data, bytes_data, allowed=set(self.actions))
+            refused = None
+        except schema.FrameRefused as error:
+            action, message, refused = None, {}, error
+        if self.bucket is None:
+            self.bucket = TokenBucket(rate=settings.WS_RATE, burst=settings.WS_BURST)
+        if not self.bucket.take(HEARTBEAT_COST if action in schema.HEARTBEAT else ACTION_COST):
+            self.flooded = True
+            msg_id = refused.msg_id if refused else message.get("id")
+            msg_id = msg_id if isinstance(msg_id, str) else None
+            await self.send_json({"type": "error", "id": msg_id, "message": FLOOD_MESSAGE})
+            await self.close(code=4429)
+            return
+        if refused is not None:
+            await self.send_json({"type": "error", "id": refused.msg_id, "message": str(refused)})
+            return
+        msg_id = None
+        try:
+            if action in ("ping", "sync"):
+                await self.answer_heartbeat(message)
+                return
+            msg_id = message["id"]
+            # The move's broadcasts go out from here, on the event loop, before
+            # its ack (a refused move committed nothing and has none).
+            with collecting() as outbox:
+                try:
+                    await getattr(self, self.actions[action])(message, msg_id)
+                finally:
+                    await send_collected(outbox)
+        except services.AlreadyDone:
+            await self.send_json({"type": "ack", "id": msg_id, "status": "already_done"})
+            return
+        except (BadMessage, RulesError, services.ActionRefused) as error:
+            await self.send_json({"type": "error", "id": msg_id, "message": str(error)})
+            return
+        except Exception:
+            # A bug, not a refusal: the move ran in a transaction that rolled
+            # back, so answer it and keep the socket (closing with 1011 made
+            # the phone resend the same failing move on every reconnect).
+            log.exception("%s %r failed", action, msg_id)
+            await self.send_json({"type": "error", "id": msg_id, "message": SERVER_ERROR_MESSAGE})
+            return
+        await self.send_json({"type": "ack", "id": msg_id, "status": "ok"})
+
+    async def send_view(self) -> None:
+        raise NotImplementedError

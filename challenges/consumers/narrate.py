@@ -1,0 +1,285 @@
+"""A narrator's dashboard (:class:`NarrateConsumer`): rows placed one change at
+a time, the roster, and the narrator's actions, each one call of
+:mod:`challenges.services`. Renders ``challenges/narrate_live.html``,
+``_dashboard_row_oob.html``, ``_roster_row_oob.html``,
+``_narrator_controls_oob.html`` and ``_character_choices_oob.html``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+
+from challenges import heartbeat, services, views
+from challenges.consumers.base import BadMessage, BaseConsumer, _field
+from challenges.realtime import chronicle_group, narrators_group, session_group
+
+
+def _goto(session_id: int) -> dict[str, str]:
+    """The control frame that sends a dashboard to session ``session_id``'s."""
+    return {"type": "goto", "url": views.dashboard_url(session_id)}
+
+
+class NarrateConsumer(BaseConsumer):
+    """A narrator's dashboard of one session of a chronicle she narrates."""
+
+    actions = {
+        "session.time_out": "time_out",
+        "session.resume": "resume",
+        "static.open": "open_static",
+        "simple.open": "open_simple",
+        "challenge.void": "void",
+        "session.start": "start_session",
+        "session.end": "end_session",
+        "presence.set": "set_presence",
+    }
+
+    async def connect(self) -> None:
+        await self.accept()
+        user, session = await self.signed_in(
+            views.narrated_session, self.scope["url_route"]["kwargs"]["session_id"]
+        )
+        if user is None:
+            await self.close(code=4401)
+            return
+        if session is None:
+            await self.close(code=4403)
+            return
+        self.session = session
+        # Shown open: if it ends while this dashboard shows it and another
+        # session opens, a missed session.changed is repaired on the next ping.
+        self.shown_open = session.ended_at is None
+        self.known: dict[int, int] = {}  # challenge id -> version shown
+        self.places: dict[int, tuple] = {}  # challenge id -> views.dashboard_place()
+        # character id -> (health, lost, on a break)
+        self.known_roster: dict[int, tuple[int, int, int]] = {}
+        await self.join(
+            narrators_group(session.pk),
+            session_group(session.pk),
+            chronicle_group(session.chronicle_id),
+        )
+        await self.send_view()
+
+    def _parts(self) -> heartbeat.Parts:
+        return heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
+
+    async def current_parts(self) -> heartbeat.Parts:
+        return await database_sync_to_async(self._parts)()
+
+    @staticmethod
+    def _roster_entry(entry) -> tuple[int, int, int]:
+        return (
+            int(entry.sheet.health),
+            sum(c.lost for c in entry.sheet.categories),
+            int(entry.sheet.on_break),
+        )
+
+    @database_sync_to_async
+    def _render_view(self, with_choices: bool = False) -> str:
+        """The whole dashboard; ``with_choices``: also the static challenge's
+        and simple test's character choices (who is here changed)."""
+        self.stamp_parts = self._parts()  # before rendering, as on a phone
+        context = views.dashboard_context(self.session)
+        if self.shown_open and self.session.ended_at is not None:
+            self.shown_open = False
+            following = self.session.chronicle.open_session()
+            if following is not None:
+                return json.dumps(_goto(following.pk))
+        self.known = {c.pk: c.version for c in context["challenges"]}
+        self.places = {row.pk: views.dashboard_place(row) for row in context["rows"]}
+        self.known_roster = {e.character.pk: self._roster_entry(e) for e in context["roster"]}
+        html = render_to_string("challenges/narrate_live.html", context)
+        if with_choices:
+            html += render_to_string("challenges/_character_choices_oob.html", context)
+        return html
+
+    async def send_view(self, with_choices: bool = False) -> None:
+        html = await self._render_view(with_choices)
+        if html.startswith("{"):  # a control frame: this dashboard moves on
+            await self.send(text_data=html)
+            return
+        await self.send_stamped(html)
+
+    def _oob_row(self, template: str, context_of, known: dict, pk: int, cause, shown_of) -> str:
+        """One dashboard row (a challenge or a roster entry), inserted if this
+        dashboard has not shown it yet, and recorded in ``known`` as
+        ``shown_of(context)`` (what the stamp counts). ``cause`` (the event's
+        version) lets every dashboard of this worker share one rendering; None
+        renders anew."""
+        insert = pk not in known
+
+        def render() -> tuple[str, Any]:
+            context = context_of(self.session, pk)
+            if context is None:
+                return "", None
+            context["insert"] = insert
+            return render_to_string(template, context), shown_of(context)
+
+        key = None if cause is None else (template, self.session.pk, pk, cause, insert)
+        html, shown = views.shared_renders.get(key, render)
+        if html:
+            known[pk] = shown
+        return html
+
+    @database_sync_to_async
+    def _render_challenge(self, challenge_id: int, version: int | None = None) -> str:
+        html = self._place_row(challenge_id, version)
+        self.stamp_parts = {**self.stamp_parts, "challenges": heartbeat.aggregate(self.known)}
+        return html
+
+    def _place_row(self, challenge_id: int, version: int | None) -> str:
+        """The frame putting one changed challenge where it belongs on this
+        dashboard (``views.dashboard_move``: a move resets its "waiting since",
+        a result goes to the top of the results, the last result beyond
+        ``views.DASHBOARD_LIMIT`` goes). The row itself is rendered once per
+        version for every dashboard of this worker; only its placing is this
+        dashboard's. "" when it is not this session's."""
+
+        def render() -> tuple[str, Any]:
+            context = views.dashboard_row_context(self.session, challenge_id, version=version)
+            if context is None:
+                return "", None
+            row = context["row"]
+            html = render_to_string("challenges/_dashboard_row.html", context)
+            return mark_safe(html), (row.challenge.version, views.dashboard_place(row))
+
+        key = None if version is None else ("dashboard-row", self.session.pk, challenge_id, version)
+        html, shown = views.shared_renders.get(key, render)
+        if not html:
+            return ""
+        row_version, place = shown
+        if self.known.get(challenge_id, 0) > row_version:
+            return ""  # the screen already shows a later version
+        remove, where = views.dashboard_move(self.places, challenge_id, place)
+        for gone in remove:
+            self.known.pop(gone, None)
+        if where:
+            self.known[challenge_id] = row_version
+        return render_to_string(
+            "challenges/_dashboard_row_oob.html",
+            {"row_html": html, "where": where, "remove": remove},
+        )
+
+    @database_sync_to_async
+    def _render_roster_row(self, character_id: int, cause: tuple | None = None) -> str:
+        html = self._oob_row(
+            "challenges/_roster_row_oob.html",
+            views.roster_row_context,
+            self.known_roster,
+            character_id,
+            cause,
+            lambda context: self._roster_entry(context["entry"]),
+        )
+        self.stamp_parts = {**self.stamp_parts, "roster": heartbeat.roster_part(self.known_roster)}
+        return html
+
+    @database_sync_to_async
+    def _render_controls(self) -> str:
+        self.session.refresh_from_db()
+        self.stamp_parts = {**self.stamp_parts, "session": heartbeat.session_part(self.session)}
+        return render_to_string(
+            "challenges/_narrator_controls_oob.html", {"session": self.session, "oob": True}
+        )
+
+    async def challenge_updated(self, event: dict) -> None:
+        html = await self._render_challenge(event["challenge_id"], event.get("version"))
+        if html:
+            await self.send_stamped(html)
+
+    async def character_updated(self, event: dict) -> None:
+        if event.get("presence"):
+            # A narrator marked someone present, on a break or absent: the roster
+            # and the static/simple choices change together (rare: the whole view).
+            await self.send_view(with_choices=True)
+            return
+        cause = None
+        if "challenge_id" in event and "version" in event:
+            cause = (event["challenge_id"], event["version"])
+        if html := await self._render_roster_row(event["character_id"], cause):
+            await self.send_stamped(html)
+
+    async def session_updated(self, event: dict) -> None:
+        await self.send_stamped(await self._render_controls())
+
+    async def session_changed(self, event: dict) -> None:
+        # Another session of the chronicle is open now: this dashboard goes
+        # there (static/narrator/app.js answers "goto"); none: it shows its own
+        # session ended, with the button that starts the next.
+        session_id = int(event.get("session_id") or 0)
+        if session_id and session_id != self.session.pk:
+            self.shown_open = False
+            await self.send_json(_goto(session_id))
+            return
+        await self.send_view()
+
+    @database_sync_to_async
+    def time_out(self, message: dict, msg_id: str) -> None:
+        services.session_time_out(session=self.session, user=self.scope["user"], msg_id=msg_id)
+
+    @database_sync_to_async
+    def resume(self, message: dict, msg_id: str) -> None:
+        services.session_resume(session=self.session, user=self.scope["user"], msg_id=msg_id)
+
+    @database_sync_to_async
+    def open_static(self, message: dict, msg_id: str) -> None:
+        services.static_open(
+            session=self.session,
+            character=views.character_in_session(self.session, _field(message, "character", int)),
+            category=_field(message, "category", str, limit=20),
+            difficulty=_field(message, "difficulty", int),
+            narrator_throw=_field(message, "narrator_throw", str, required=False, limit=10),
+            stakes=_field(message, "stakes", str, required=False) or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def open_simple(self, message: dict, msg_id: str) -> None:
+        services.simple_test_open(
+            session=self.session,
+            character=views.character_in_session(self.session, _field(message, "character", int)),
+            narrator_throw=_field(message, "narrator_throw", str, required=False, limit=10),
+            stakes=_field(message, "stakes", str, required=False) or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def start_session(self, message: dict, msg_id: str) -> None:
+        services.session_start(
+            chronicle=self.session.chronicle,
+            user=self.scope["user"],
+            name=_field(message, "name", str, required=False, limit=200) or "",
+            number=_field(message, "number", int),
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def end_session(self, message: dict, msg_id: str) -> None:
+        services.session_end(session=self.session, user=self.scope["user"], msg_id=msg_id)
+
+    @database_sync_to_async
+    def set_presence(self, message: dict, msg_id: str) -> None:
+        services.presence_set(
+            session=self.session,
+            character=views.character_in_session(self.session, _field(message, "character", int)),
+            status=_field(message, "status", str, limit=10),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def void(self, message: dict, msg_id: str) -> None:
+        # A ruling is kept in the history with its reason: a dashboard must give one.
+        reason = (_field(message, "reason", str, required=False) or "").strip()
+        if not reason:
+            raise BadMessage("Give a reason to void a challenge: it is kept in the history.")
+        services.challenge_void(
+            challenge_id=_field(message, "challenge", int),
+            reason=reason,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )

@@ -1,0 +1,336 @@
+"""A player's phone (:class:`PlayConsumer`): her view and her cards, one
+changed card at a time; each action one call of :mod:`challenges.services`.
+Renders ``challenges/play_live.html``, ``_card_frame.html``,
+``play_sheet_oob.html`` and ``_time_out.html``."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from types import SimpleNamespace
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from django.template.loader import render_to_string
+
+from challenges import heartbeat, services, views
+from challenges.consumers.base import BadMessage, BaseConsumer, _field
+from challenges.realtime import character_group, chronicle_group, session_group
+from challenges.views.phone import _with_sheet
+from characters.services import character_sheet
+
+log = logging.getLogger(__name__)
+
+
+@functools.lru_cache(maxsize=2)
+def _time_out_html(time_out: bool) -> str:
+    """The phone's time-out banner (out of band) for ``time_out``."""
+    return render_to_string(
+        "challenges/_time_out.html", {"session": SimpleNamespace(time_out=time_out), "oob": True}
+    )
+
+
+def _echoed_stamp(scope: dict) -> str | None:
+    """The ``v`` of the socket URL's query (the stamp a reconnecting screen
+    shows), if it looks like a stamp."""
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    value = query.get("v", [""])[0]
+    return value if heartbeat.looks_like_stamp(value) else None
+
+
+class PlayConsumer(BaseConsumer):
+    """A player's phone for one of her characters in its chronicle's open session."""
+
+    actions = {
+        "challenge.open": "open_challenge",
+        "challenge.bid": "bid",
+        "challenge.relent": "relent",
+        "challenge.throw": "throw",
+        "challenge.declare": "declare",
+    }
+
+    async def connect(self) -> None:
+        await self.accept()
+        user, found = await self.signed_in(
+            views.player_seat, self.scope["url_route"]["kwargs"]["character_id"]
+        )
+        if user is None:
+            await self.close(code=4401)
+            return
+        if found is None:
+            await self.close(code=4403)
+            return
+        self.character, self.session = found
+        groups = [character_group(self.character.pk), chronicle_group(self.character.chronicle_id)]
+        if self.session is not None:
+            groups.append(session_group(self.session.pk))
+        await self.join(*groups)
+        # A reconnect names the stamp its screen shows: if it is current, the
+        # phone keeps its screen and gets "pong" (a reconnect storm after a
+        # wifi drop then renders nothing).
+        if (echoed := _echoed_stamp(self.scope)) and await self._resume(echoed):
+            await self.send_json({"type": "pong"})
+            return
+        await self.send_view()
+
+    @database_sync_to_async
+    def _resume(self, echoed: str) -> bool:
+        """True if ``echoed`` is the stamp of her current view; then learn what
+        that screen shows (her cards' ids and versions) without rendering.
+        The cards are read before the stamp: a move committed in between
+        changes the stamp, so the phone gets its whole view instead."""
+        if self.session is None:
+            return False
+        shown, done = views.phone_cards_shown(self.character, self.session)
+        parts = self._parts()
+        if heartbeat.digest(parts) != echoed:
+            return False
+        self.stamp_parts, self.shown, self.done, self.sheet = parts, shown, done, None
+        return True
+
+    def _parts(self) -> heartbeat.Parts:
+        return heartbeat.play_parts(
+            self.character.pk, self.session and self.session.pk, self.character.chronicle_id
+        )
+
+    def _follow_seat(self) -> bool:
+        """Re-seat her if her chronicle's open session is no longer the one this
+        phone shows (a session started or ended, ``session.changed``, or a
+        missed one seen in the stamp's ``seat``). True if it moved; then the
+        stamp parts are those of the new seat."""
+        seat = self.stamp_parts.get("seat", (0,))[0]
+        if seat == (self.session.pk if self.session is not None else 0):
+            return False
+        found = views.player_seat(self.scope["user"], self.character.pk)
+        if found is None:
+            return False
+        self.character, self.session = found
+        self.stamp_parts = self._parts()
+        return True
+
+    async def current_parts(self) -> heartbeat.Parts:
+        return await database_sync_to_async(self._parts)()
+
+    @database_sync_to_async
+    def _render_view(self) -> str:
+        # Stamp before rendering: a move committed in between makes the stamp
+        # stale (one extra resync), never a stale view with a current stamp.
+        self.stamp_parts = self._parts()
+        old = self.session
+        moved = self._follow_seat()
+        # A new seat gets the "Challenge someone" form again (shown, or hidden without a session).
+        context = views.play_context(self.character, self.session, with_opponents=moved)
+        context["start_oob"] = moved
+        self.regroup = (old, self.session) if moved else None
+        self.sheet = context["sheet"]
+        self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
+        self.done = [view.pk for view in context["challenges"] if view.is_resolved]
+        return render_to_string("challenges/play_live.html", context)
+
+    @database_sync_to_async
+    def _render_change(self, challenge_id: int, version: int | None) -> str | None:
+        """The frame for one changed challenge of hers: "" when the phone already
+        shows that version, None when it needs its whole view (her sheet changed:
+        a result cost her a Trait or a health level, or the change cannot be
+        placed), else one card frame (``_card_frame.html``): replaced in place,
+        appended to the open ones, or moved on top of the results (the oldest
+        result beyond :data:`views.RECENT_RESOLVED` taken off). One query; her
+        sheet is the one of her last whole view (only her own results change
+        it, and those come here as a whole view)."""
+        shown = getattr(self, "shown", None)
+        if self.session is None or shown is None:
+            return None
+        if version is not None and shown.get(challenge_id, -1) >= version:
+            return ""
+        # Resumed without a render: read it, and send it with the card (what
+        # the screen's sheet shows is not known); kept once it is sent.
+        resumed = self.sheet is None
+        sheet = self.sheet or character_sheet(self.character, self.session)
+        card = views.phone_challenge(self.character, self.session, challenge_id, sheet, version)
+        if card is None:
+            return None
+        version = card.challenge.version
+        old = shown.get(challenge_id)
+        if old is not None and old >= version:
+            return ""
+        screen = self.stamp_parts.get("screen")
+        if screen is None or (old is None and challenge_id <= screen[2]):
+            return None  # an older challenge she has not on screen: redraw all
+        state = card.state
+        if card.is_resolved and (
+            self.character.pk in state.wounds
+            or any(loss.character_id == self.character.pk for loss in state.losses)
+        ):
+            return None
+        # Her Traits at risk changed (a bid of hers went in, or a challenge she
+        # bid in is over): her sheet and bid buttons go with the card.
+        risk_changed = resumed or (bool(card.my_bids) and not card.is_resolved) != (
+            challenge_id in sheet.risked_in
+        )
+        if risk_changed and not resumed:
+            # Only this challenge's bids of hers changed: no need to read her sheet.
+            sheet = sheet.with_risk(challenge_id, state.category, card.my_bid_copies)
+            _with_sheet(card, sheet)
+        self.sheet = sheet
+        # Keep the stamp equal to what the screen will show: its "screen" part
+        # counts her challenges (count, sum of versions, highest id). If it was
+        # already behind, it stays unequal to the truth: one extra resync.
+        count, total, top, *rest = screen
+        if old is None:
+            count, total, top = count + 1, total + version, max(top, challenge_id)
+        else:
+            total += version - old
+        self.stamp_parts = {**self.stamp_parts, "screen": (count, total, top, *rest)}
+        shown[challenge_id] = version
+        remove: list[int] = []
+        if not card.is_resolved:
+            where = "replace" if old is not None else "open"
+        elif challenge_id in self.done:
+            where = "replace"
+        else:
+            where = "done"
+            if old is not None:
+                remove.append(challenge_id)
+            self.done.insert(0, challenge_id)
+            while len(self.done) > views.RECENT_RESOLVED:
+                gone = self.done.pop()
+                remove.append(gone)
+                shown.pop(gone, None)
+        frame = render_to_string(
+            "challenges/_card_frame.html", {"card": card, "where": where, "remove": remove}
+        )
+        if risk_changed:
+            frame += render_to_string(
+                "challenges/play_sheet_oob.html", {"sheet": sheet, "session": self.session}
+            )
+        return frame
+
+    async def send_view(self) -> None:
+        html = await self._render_view()
+        if getattr(self, "regroup", None):
+            old, new = self.regroup
+            self.regroup = None
+            await self._move_groups(old, new)
+        await self.send_stamped(html)
+
+    async def _move_groups(self, old, new) -> None:
+        """Leave the session group of ``old`` and join ``new``'s (sessions or None)."""
+        if old is not None:
+            gone = session_group(old.pk)
+            self.joined = [g for g in self.joined if g != gone]
+            try:
+                await self.channel_layer.group_discard(gone, self.channel_name)
+            except Exception as error:  # noqa: BLE001 - the group entry expires anyway
+                log.warning("leaving %s failed (%r)", gone, error)
+        if new is not None:
+            self.joined.append(session_group(new.pk))
+        await self.rejoin()
+
+    @database_sync_to_async
+    def _render_time_out(self) -> str:
+        self.session.refresh_from_db()
+        self.stamp_parts = {**self.stamp_parts, "session": heartbeat.session_part(self.session)}
+        return render_to_string("challenges/_time_out.html", {"session": self.session, "oob": True})
+
+    # Group events ---------------------------------------------------------
+    async def challenge_updated(self, event: dict) -> None:
+        # One changed card, not the whole view: a whole view costs ~9 queries
+        # and every move of a challenge reaches both phones.
+        html = await self._render_change(event["challenge_id"], event.get("version"))
+        if html is None:
+            await self.send_view()
+        elif html:
+            await self.send_stamped(html)
+
+    async def character_updated(self, event: dict) -> None:
+        # A narrator edited her sheet (challenges.signals): redraw it all.
+        try:
+            await database_sync_to_async(self.character.refresh_from_db)()
+        except type(self.character).DoesNotExist:
+            await self.close(code=4403)
+            return
+        await self.send_view()
+
+    async def session_updated(self, event: dict) -> None:
+        if "time_out" in event:
+            # Time out reaches every phone at once: the flag is in the event,
+            # so a phone neither queries nor renders (one string per flag).
+            self.session.time_out = bool(event["time_out"])
+            ended = self.stamp_parts.get("session", (0, 0))[1]
+            self.stamp_parts = {**self.stamp_parts, "session": (int(self.session.time_out), ended)}
+            await self.send_stamped(_time_out_html(self.session.time_out))
+            return
+        await self.send_stamped(await self._render_time_out())
+
+    async def session_changed(self, event: dict) -> None:
+        # A session started or ended in her chronicle: her whole view, re-seated.
+        await self.send_view()
+
+    # Actions --------------------------------------------------------------
+    def _require_session(self):
+        if self.session is None:
+            raise services.ActionRefused("No session is open tonight.")
+        return self.session
+
+    @database_sync_to_async
+    def open_challenge(self, message: dict, msg_id: str) -> None:
+        session = self._require_session()
+        defender = views.character_in_session(session, _field(message, "defender", int))
+        # The phone's Trait buttons carry "category:Trait"; a category field wins.
+        bid = _field(message, "bid", str, limit=120)
+        category = _field(message, "category", str, required=False, limit=20)
+        if category is None:
+            category, colon, bid = bid.partition(":")
+            if not colon or not bid:
+                raise BadMessage("Choose a Trait to bid.")
+        services.challenge_open(
+            session=session,
+            challenger=self.character,
+            defender=defender,
+            category=category,
+            bids=[bid],
+            is_attack=message.get("is_attack") in (True, "on", "true", "1"),
+            stakes=_field(message, "stakes", str, required=False) or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def bid(self, message: dict, msg_id: str) -> None:
+        services.challenge_bid(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            bids=[_field(message, "bid", str, limit=100)],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def relent(self, message: dict, msg_id: str) -> None:
+        services.challenge_bid(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            bids=None,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def throw(self, message: dict, msg_id: str) -> None:
+        services.challenge_throw(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            throw=_field(message, "throw", str, limit=10),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def declare(self, message: dict, msg_id: str) -> None:
+        services.challenge_declare(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            count=_field(message, "count", int, required=False),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )

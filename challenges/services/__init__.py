@@ -1,0 +1,78 @@
+"""The only code that writes challenges: permission → rules engine → atomic save
+→ broadcast on commit.
+
+Every move is one transaction that (1) claims the client's message id, so a
+repeat is "already done" (a unique constraint enforces it), (2) locks the
+session against a time out, the challenge row against a concurrent move, and
+its characters' rows against a concurrent bid of the same Trait copy, (3)
+asks the rules engine for the transition, (4) saves the new state, its test
+rows, its events, lost Traits and wounds, and (5) broadcasts ids after commit.
+A refused move raises and rolls everything back, message id included.
+
+One module per flow, each a set of ``<entity>_<action>`` functions:
+:mod:`~challenges.services.opposed` (a player's challenge: open, bid, throw,
+declare), :mod:`~challenges.services.static` (a narrator's static challenge
+and simple test), :mod:`~challenges.services.rulings` (void, Time out,
+Resume), :mod:`~challenges.services.session` (start, end, who is here) and
+:mod:`~challenges.services.traits` (Traits at risk, for sheet edits). The
+machinery they share is private: ``_core`` (errors, message ids, locks,
+checks), ``_reads`` (a move's plain-SQL reads, ``combatants``) and ``_writes``
+(one move under its locks, ``_save``). Import the public names from here.
+"""
+
+from challenges.services._core import MAX_BIDS, MAX_STAKES, ActionRefused, AlreadyDone
+from challenges.services._reads import (
+    READS_ALL,
+    READS_HELD,
+    READS_NOTHING,
+    OpenBid,
+    RiskKey,
+    combatant,
+    combatants,
+    open_bids,
+)
+from challenges.services.opposed import (
+    challenge_bid,
+    challenge_declare,
+    challenge_open,
+    challenge_throw,
+)
+from challenges.services.rulings import challenge_void, session_resume, session_time_out
+from challenges.services.session import (
+    SESSION_ENDED_REASON,
+    presence_set,
+    session_end,
+    session_start,
+)
+from challenges.services.static import simple_test_open, static_open
+from challenges.services.traits import trait_edit_refusal, trait_open_bids
+
+__all__ = [
+    "MAX_BIDS",
+    "MAX_STAKES",
+    "READS_ALL",
+    "READS_HELD",
+    "READS_NOTHING",
+    "SESSION_ENDED_REASON",
+    "ActionRefused",
+    "AlreadyDone",
+    "OpenBid",
+    "RiskKey",
+    "challenge_bid",
+    "challenge_declare",
+    "challenge_open",
+    "challenge_throw",
+    "challenge_void",
+    "combatant",
+    "combatants",
+    "open_bids",
+    "presence_set",
+    "session_end",
+    "session_resume",
+    "session_start",
+    "session_time_out",
+    "simple_test_open",
+    "static_open",
+    "trait_edit_refusal",
+    "trait_open_bids",
+]

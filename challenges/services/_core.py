@@ -1,0 +1,166 @@
+"""What every move of :mod:`challenges.services` shares: its errors, the
+claim of the client's message id, the locks, the checks of who may act, and
+the plain-SQL helpers of its reads."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from django.db import IntegrityError, connection
+
+from challenges.models import Challenge, ClientAction, TraitLoss
+from challenges.rules import Stage
+from characters.models import Character, Chronicle, GameSession, Presence, Trait
+
+MAX_BIDS = 5  # Traits in one bid; far above any rule's need, a guard against forged input.
+MAX_STAKES = 300  # characters of "what happens on a win"
+
+
+class ActionRefused(Exception):
+    """A move refused for a reason outside the rules: time out, not your
+    character, not present, unknown challenge. ``str()`` is for the player."""
+
+
+class AlreadyDone(Exception):
+    """The client's message id was applied before; nothing was changed."""
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _claim(user, msg_id: str, action: str) -> None:
+    """Record the client's message id; run first inside the move's transaction.
+
+    No savepoint of its own: a repeat raises AlreadyDone out of the move's
+    ``atomic`` block, which rolls the whole move back (on PostgreSQL the failed
+    insert has aborted the transaction, and nothing may run in it afterwards).
+    """
+    if not msg_id or len(msg_id) > 64:
+        raise ActionRefused("This action has no valid id.")
+    try:
+        ClientAction.objects.create(user=user, msg_id=msg_id, action=action)
+    except IntegrityError:
+        raise AlreadyDone(msg_id) from None
+
+
+def _check_session(ended_at, time_out, *, for_play: bool) -> None:
+    """ActionRefused if a session that ended at ``ended_at`` (None: open) is
+    over, or (``for_play``) in a time out."""
+    if ended_at is not None:
+        raise ActionRefused("This session is over.")
+    if for_play and time_out:
+        raise ActionRefused("Time out! A narrator has stopped play; wait for Resume.")
+
+
+def _share_session(where: str, key: int) -> None:
+    """On PostgreSQL, hold the session row FOR SHARE (``where`` picks it, with
+    ``key`` as its one parameter): moves run side by side, but a time out (FOR
+    UPDATE) waits for moves in flight and later moves see it, so nothing
+    resolves after a time out is committed. SQLite serializes writers: no query."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT 1 FROM {GameSession._meta.db_table} WHERE {where} FOR SHARE", [key]
+            )
+
+
+def _lock_session(session_id: int, *, for_play: bool) -> GameSession:
+    """Read the session (with its chronicle) inside the current transaction,
+    FOR SHARE on PostgreSQL (:func:`_share_session`). Raises
+    GameSession.DoesNotExist if there is none, ActionRefused if it is over or
+    (``for_play``) in a time out."""
+    _share_session("id = %s", session_id)
+    session = GameSession.objects.select_related("chronicle").get(pk=session_id)
+    _check_session(session.ended_at, session.time_out, for_play=for_play)
+    return session
+
+
+def _lock_challenge(challenge_id: int, *, for_play: bool) -> Challenge:
+    """Read the challenge (FOR UPDATE on PostgreSQL) with its session's state
+    (FOR SHARE first, see :func:`_share_session`) in one plain query, which
+    costs half the queryset's: the challenge has every field, and
+    ``session_ended_at``, ``session_time_out``, ``session_chronicle_id`` (its
+    ``session`` is not loaded). Raises ActionRefused if there is no such
+    challenge, the session is over, or (``for_play``) it is in a time out."""
+    _share_session(f"id = (SELECT session_id FROM {_CHALLENGE} WHERE id = %s)", challenge_id)
+    lock = " FOR UPDATE OF c" if connection.features.has_select_for_update else ""
+    found = list(
+        Challenge.objects.raw(
+            f"SELECT c.*, s.ended_at AS session_ended_at, s.time_out AS session_time_out, "
+            f"s.chronicle_id AS session_chronicle_id FROM {_CHALLENGE} c "
+            f"JOIN {GameSession._meta.db_table} s ON s.id = c.session_id WHERE c.id = %s{lock}",
+            [challenge_id],
+        )
+    )
+    if not found:
+        raise ActionRefused("There is no such challenge.")
+    challenge = found[0]
+    _check_session(challenge.session_ended_at, challenge.session_time_out, for_play=for_play)
+    return challenge
+
+
+def _lock_characters(*ids: int | None) -> None:
+    """Hold the rows of the characters ``ids`` (None: no one, e.g. the narrator's
+    side) FOR NO KEY UPDATE, in id order, until the move
+    commits. A character's free Trait copies are read from her other open
+    challenges (``combatant``), so two moves of one character must not both
+    read them before either commits: two answers bidding her last copy at the
+    same instant would both stand. Waits, in order, behind the session and
+    challenge locks. No-op on SQLite (one writer at a time): no query."""
+    if not connection.features.has_select_for_update:
+        return
+    list(
+        Character.objects.select_for_update(no_key=True)
+        .filter(pk__in=sorted({pk for pk in ids if pk is not None}))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def _ensure_player(user, character: Character) -> None:
+    if character.player_id is None or character.player_id != user.pk:
+        raise ActionRefused("You can only act for your own character.")
+
+
+def _ensure_narrator(user, chronicle: Chronicle) -> None:
+    if not chronicle.is_narrator(user):
+        raise ActionRefused("Only this chronicle's narrators can do that.")
+
+
+# The reads of a move's characters are plain SQL (standard, for SQLite and
+# PostgreSQL alike): compiling their querysets cost ten times running them.
+_PRESENCE = Presence._meta.db_table
+_CHALLENGE = Challenge._meta.db_table
+_TRAIT = Trait._meta.db_table
+_TRAIT_LOSS = TraitLoss._meta.db_table
+_OPEN_STAGES = tuple(stage.value for stage in Stage if stage is not Stage.RESOLVED)
+
+
+def _rows(sql: str, params: Sequence) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _marks(values: Sequence) -> str:
+    """``%s, %s, …``: one placeholder per value."""
+    return ", ".join(["%s"] * len(values))
+
+
+def _parse(enum: type, value: str, message: str):
+    try:
+        return enum(value)
+    except ValueError:
+        raise ActionRefused(message) from None
+
+
+def _clean_bids(bids: Sequence[str] | None) -> list[str]:
+    if bids is None:
+        return []
+    if isinstance(bids, str):
+        bids = [bids]
+    if len(bids) > MAX_BIDS or not all(isinstance(b, str) and 0 < len(b) <= 100 for b in bids):
+        raise ActionRefused("That is not a valid bid.")
+    return list(bids)

@@ -1,0 +1,214 @@
+"""The write path every move shares: one move on a challenge under its locks
+(:func:`_move`), and :func:`_save`, which persists a transition (row, tests,
+events, lost Traits, wounds) and broadcasts ids after commit."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from django.db import transaction
+from django.db.models import Case, F, PositiveSmallIntegerField, Value, When
+from django.utils import timezone
+
+from challenges.models import Challenge, Event, Test, TraitLoss
+from challenges.realtime import (
+    CHALLENGE_UPDATED,
+    CHARACTER_UPDATED,
+    broadcast_on_commit,
+    character_group,
+    narrators_group,
+)
+from challenges.rows import committed_rows
+from challenges.rules import ChallengeState, HealthLevel, Side, Stage, Transition
+from challenges.services._core import (
+    _TRAIT,
+    ActionRefused,
+    _claim,
+    _ensure_player,
+    _lock_challenge,
+    _lock_characters,
+    _marks,
+    _rows,
+)
+from challenges.services._reads import _refreshed
+from characters.models import Character, Presence
+
+logger = logging.getLogger(__name__)
+
+# What a move changes on an existing challenge row (the rest is set at open).
+_MOVED_FIELDS = ("state", "stage", "stage_since", "outcome", "resolved_at", "version")
+
+
+def _save(
+    challenge: Challenge,
+    before: ChallengeState | None,
+    transition: Transition,
+    *,
+    actor,
+) -> Challenge:
+    """Persist a transition: the challenge row, changed test rows, events, and on
+    resolution the lost Traits and wounds. Then broadcast ids after commit."""
+    state = transition.state
+    challenge.state = state.to_dict()
+    challenge.stage = state.stage.value
+    challenge.stage_since = datetime.fromtimestamp(state.stage_since, tz=UTC)
+    challenge.outcome = state.outcome.value if state.outcome else ""
+    newly_resolved = state.stage == Stage.RESOLVED and (
+        before is None or before.stage != Stage.RESOLVED
+    )
+    if newly_resolved:
+        challenge.resolved_at = timezone.now()
+    if challenge.pk is None:
+        challenge.save()
+    else:
+        # The row is held FOR UPDATE since it was read (one writer at a time on
+        # SQLite), so the version read with it is current.
+        challenge.version += 1
+        challenge.save(update_fields=_MOVED_FIELDS)
+
+    old_tests = before.tests if before else ()
+    for number, record in enumerate(state.tests, start=1):
+        if number <= len(old_tests) and old_tests[number - 1] == record:
+            continue
+        fields = {
+            "challenger_throw": record.challenger_throw.value if record.challenger_throw else "",
+            "defender_throw": record.defender_throw.value if record.defender_throw else "",
+            "challenger_declared": record.challenger_declared,
+            "defender_declared": record.defender_declared,
+            "winner": record.winner.value if record.winner else "",
+            "tie": record.tie,
+        }
+        # A test already in the saved state has its row; a new one has none yet.
+        if number > len(old_tests) or not Test.objects.filter(
+            challenge_id=challenge.pk, number=number
+        ).update(**fields):
+            Test.objects.create(challenge=challenge, number=number, **fields)
+
+    Event.objects.bulk_create(
+        Event(
+            session_id=challenge.session_id,
+            challenge=challenge,
+            kind=event.kind,
+            data=event.data,
+            actor=actor if actor and actor.is_authenticated else None,
+        )
+        for event in transition.events
+    )
+
+    touched = {challenge.challenger_id, challenge.defender_id} - {None}
+    if newly_resolved:
+        _save_losses(challenge, state)
+        for character_id in state.wounds:
+            _wound(challenge.session_id, character_id)
+
+    groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
+    # The version lets every dashboard of a worker share one rendering of the
+    # change, and every connection of this worker this very row.
+    version = challenge.version
+    transaction.on_commit(lambda: committed_rows.remember(challenge))
+    broadcast_on_commit(
+        groups,
+        CHALLENGE_UPDATED,
+        challenge_id=challenge.pk,
+        session_id=challenge.session_id,
+        version=version,
+    )
+    if newly_resolved and (state.losses or state.wounds):
+        for character_id in touched:
+            broadcast_on_commit(
+                [narrators_group(challenge.session_id)],
+                CHARACTER_UPDATED,
+                character_id=character_id,
+                session_id=challenge.session_id,
+                challenge_id=challenge.pk,
+                version=version,
+            )
+    return challenge
+
+
+def _save_losses(challenge: Challenge, state: ChallengeState) -> None:
+    """One TraitLoss row per lost Trait copy of a resolved ``state``: the Trait
+    bid (its id, whatever it is called now; by name and category for a bid
+    saved without ids), the losers' Traits in one plain query, the rows in one
+    insert. A lost Trait no longer on the sheet (deleted outside the admin's
+    and the model's guards) records no row, so that the challenge resolves."""
+    if not state.losses:
+        return
+    losers = sorted({loss.character_id for loss in state.losses})
+    trait_ids = {}
+    for pk, character_id, name, category in _rows(
+        f"SELECT id, character_id, name, category FROM {_TRAIT} "
+        f"WHERE negative = %s AND character_id IN ({_marks(losers)})",
+        [False, *losers],
+    ):
+        trait_ids[(character_id, pk)] = trait_ids[(character_id, name, category)] = pk
+    rows = []
+    for loss in state.losses:
+        if loss.trait_id is not None:
+            key: tuple = (loss.character_id, loss.trait_id)
+        else:
+            key = (loss.character_id, loss.trait, loss.category.value)
+        if key not in trait_ids:
+            logger.warning("challenge #%s: lost Trait %r is not on the sheet", challenge.pk, key)
+            continue
+        rows.append(
+            TraitLoss(
+                session_id=challenge.session_id,
+                character_id=loss.character_id,
+                trait_id=trait_ids[key],
+                challenge=challenge,
+            )
+        )
+    TraitLoss.objects.bulk_create(rows)
+
+
+_WORSE = Case(
+    *(When(health=level.value, then=Value(level.worse().value)) for level in HealthLevel),
+    default=F("health"),
+    output_field=PositiveSmallIntegerField(),
+)
+
+
+def _wound(session_id: int, character_id: int) -> None:
+    """One wound: her health tonight one level worse (capped at Dead), in one
+    UPDATE that reads and writes the row under its lock. Raises
+    Presence.DoesNotExist if she is not present."""
+    if not Presence.objects.filter(session_id=session_id, character_id=character_id).update(
+        health=_WORSE
+    ):
+        raise Presence.DoesNotExist(f"Character {character_id} is not present.")
+
+
+def _move(
+    *,
+    challenge_id: int,
+    user,
+    msg_id: str,
+    action: str,
+    move: Callable[[Challenge, ChallengeState], Transition],
+    reads: str,
+    for_play: bool = True,
+) -> Challenge:
+    """Run one move on a challenge under the locks described in the module doc;
+    ``reads`` says what of the combatants ``move`` reads (:func:`_refreshed`).
+    ``for_play`` False: a narrator's ruling, allowed during a time out."""
+    with transaction.atomic():
+        _claim(user, msg_id, action)
+        challenge = _lock_challenge(challenge_id, for_play=for_play)
+        _lock_characters(challenge.challenger_id, challenge.defender_id)
+        before = _refreshed(
+            ChallengeState.from_dict(challenge.state), challenge.session_id, challenge.pk, reads
+        )
+        transition = move(challenge, before)
+        return _save(challenge, before, transition, actor=user)
+
+
+def _side(challenge: Challenge, character: Character, user) -> Side:
+    _ensure_player(user, character)
+    if character.pk == challenge.challenger_id:
+        return Side.CHALLENGER
+    if character.pk == challenge.defender_id:
+        return Side.DEFENDER
+    raise ActionRefused("You are not in this challenge.")

@@ -1,0 +1,179 @@
+"""Sessions: start (every lost Trait comes back), end, and who is here
+(present, on a break, absent)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from challenges import rules
+from challenges.models import Challenge, Event
+from challenges.realtime import (
+    CHARACTER_UPDATED,
+    SESSION_CHANGED,
+    broadcast_on_commit,
+    character_group,
+    chronicle_group,
+    narrators_group,
+)
+from challenges.rules import ChallengeState
+from challenges.services._core import (
+    _OPEN_STAGES,
+    ActionRefused,
+    _claim,
+    _ensure_narrator,
+    _lock_session,
+    _now,
+    _parse,
+)
+from challenges.services._writes import _save
+from characters.models import Character, Chronicle, GameSession, Presence
+from characters.services import presence_join
+
+# Sessions: start, end, who is here ------------------------------------------
+SESSION_ENDED_REASON = "the session ended"
+
+
+def _end_session(session: GameSession, user) -> list[int]:
+    """End ``session`` (held FOR UPDATE by the caller): every unresolved
+    challenge is voided through the rules engine with the reason "the session
+    ended" (nobody loses anything; its events carry no actor, the "session_ended"
+    Event names who ended it), the time out is lifted. Returns the voided ids."""
+    voided = []
+    unresolved = Challenge.objects.select_for_update().filter(
+        session=session, stage__in=_OPEN_STAGES
+    )
+    for challenge in unresolved.order_by("pk"):
+        before = ChallengeState.from_dict(challenge.state)
+        transition = rules.void(before, reason=SESSION_ENDED_REASON, now=_now())
+        _save(challenge, before, transition, actor=None)
+        voided.append(challenge.pk)
+    session.ended_at = timezone.now()
+    session.time_out = False
+    session.time_out_since = None
+    session.save(update_fields=["ended_at", "time_out", "time_out_since"])
+    Event.objects.create(
+        session=session,
+        kind="session_ended",
+        data={"voided": voided},
+        actor=user if user is not None and user.is_authenticated else None,
+    )
+    return voided
+
+
+def _announce_session(chronicle_id: int, session_id: int) -> None:
+    broadcast_on_commit(
+        [chronicle_group(chronicle_id)],
+        SESSION_CHANGED,
+        chronicle_id=chronicle_id,
+        session_id=session_id,
+    )
+
+
+def session_start(
+    *,
+    chronicle: Chronicle,
+    user=None,
+    name: str = "",
+    number: int | None = None,
+    msg_id: str | None = None,
+) -> GameSession:
+    """End ``chronicle``'s open session (if any, as :func:`session_end` does) and
+    open the next one, numbered one more than the latest.
+
+    Losses and wounds are recorded per session, so every lost Trait and health
+    level is restored in the new session while the old one keeps its history.
+    Characters present (or on a break) last time are present again, at their
+    sheet's starting health. Every phone and dashboard of the chronicle hears
+    ``session.changed`` after commit. ``user`` None: the system (a command);
+    else she must narrate the chronicle. ``number``: the session the narrator
+    confirmed ("Start session 5"); ActionRefused if that is no longer the next
+    one (another narrator was quicker). ``msg_id``: a websocket action's id
+    (AlreadyDone on a repeat)."""
+    with transaction.atomic():
+        if msg_id is not None:
+            _claim(user, msg_id, "session.start")
+        if user is not None:
+            _ensure_narrator(user, chronicle)
+        previous = (
+            GameSession.objects.select_for_update()
+            .filter(chronicle=chronicle, ended_at__isnull=True)
+            .first()
+        )
+        next_number = GameSession(chronicle=chronicle).next_number
+        if number is not None and number != next_number:
+            raise ActionRefused(f"Session {next_number - 1} has already started.")
+        present: list[int] = []
+        if previous is not None:
+            present = list(
+                previous.presences.exclude(status=Presence.Status.ABSENT).values_list(
+                    "character_id", flat=True
+                )
+            )
+            _end_session(previous, user)
+        session = GameSession.objects.create(chronicle=chronicle, name=str(name)[:200])
+        for character in Character.objects.filter(pk__in=present):
+            Presence.objects.create(session=session, character=character, health=character.health)
+        Event.objects.create(
+            session=session,
+            kind="session_started",
+            data={"previous": previous.pk if previous else None},
+            actor=user if user is not None and user.is_authenticated else None,
+        )
+        _announce_session(chronicle.pk, session.pk)
+    return session
+
+
+def session_end(*, session: GameSession, user, msg_id: str | None = None) -> GameSession:
+    """A narrator ends ``session`` without starting the next: its unresolved
+    challenges are voided ("the session ended", nothing lost), its history is
+    kept, and every phone of the chronicle shows "No session tonight".
+    ActionRefused if she does not narrate it or it is already over."""
+    with transaction.atomic():
+        if msg_id is not None:
+            _claim(user, msg_id, "session.end")
+        session = (
+            GameSession.objects.select_for_update().select_related("chronicle").get(pk=session.pk)
+        )
+        _ensure_narrator(user, session.chronicle)
+        if session.ended_at is not None:
+            raise ActionRefused("This session is already over.")
+        _end_session(session, user)
+        _announce_session(session.chronicle_id, 0)
+    return session
+
+
+def presence_set(
+    *, session: GameSession, character: Character, status: str, user, msg_id: str
+) -> Presence:
+    """A narrator marks ``character`` present, on a break (out of character:
+    nobody can challenge her, nor she anyone; seeds/000 "Time") or absent (off
+    the roster and the opponent lists until her phone opens again) at
+    ``session``. ``status``: a ``Presence.Status`` value. Allowed during a time
+    out; writes an Event "presence_set" {"character", "status"}. ActionRefused:
+    not a narrator, the session is over, an unknown status, another chronicle."""
+    status_ = _parse(Presence.Status, status, "Choose present, on a break or absent.")
+    with transaction.atomic():
+        _claim(user, msg_id, "presence.set")
+        session = _lock_session(session.pk, for_play=False)
+        _ensure_narrator(user, session.chronicle)
+        if character.chronicle_id != session.chronicle_id:
+            raise ActionRefused("That character is not in this chronicle.")
+        presence = presence_join(session=session, character=character)
+        if presence.status != status_:
+            Presence.objects.filter(pk=presence.pk).update(status=status_)
+            presence.status = status_
+        Event.objects.create(
+            session=session,
+            kind="presence_set",
+            data={"character": character.pk, "status": status_.value},
+            actor=user,
+        )
+        broadcast_on_commit(
+            [character_group(character.pk), narrators_group(session.pk)],
+            CHARACTER_UPDATED,
+            character_id=character.pk,
+            session_id=session.pk,
+            presence=True,
+        )
+    return presence

@@ -1,0 +1,229 @@
+"""The narrator's dashboard's view-models: its challenges as rows and where
+each goes, the roster of present characters, and one character's panel.
+Templates: ``challenges/narrate.html`` and ``narrate_live.html`` (with
+``_challenge_list.html``, ``_dashboard_row.html``, ``_roster_row.html``,
+``_narrator_controls.html``, ``_session_controls.html``, ``_time_out.html``),
+``_dashboard_row_oob.html``, ``_roster_row_oob.html`` and
+``_character_panel.html`` (with ``_panel_test_form.html`` and
+``_presence_controls.html``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
+
+from challenges.models import Challenge, Event, TraitLoss
+from challenges.rows import committed_rows
+from challenges.rules import Category, Outcome, Stage
+from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
+from characters.models import Character, GameSession, Presence
+from characters.services import Sheet, character_sheets
+
+#: Presences a dashboard lists: absent characters leave the roster.
+ON_ROSTER = (Presence.Status.PRESENT, Presence.Status.BREAK)
+DASHBOARD_LIMIT = 300  # challenges listed on a dashboard
+
+
+@dataclass(frozen=True)
+class RosterRow:
+    """One present character on the dashboard; ``player_name`` is "" when her
+    player has none or it repeats the character's name (any case or spacing)."""
+
+    character: Character
+    sheet: Sheet
+    player_name: str
+
+
+def _player_name(character: Character) -> str:
+    if character.player is None:
+        return ""
+    name = character.player.get_full_name() or character.player.get_username()
+    return "" if _plain_name(name) == _plain_name(character.name) else name
+
+
+def _plain_name(name: str) -> str:
+    """``name`` compared loosely: any case, no spaces ("Guest 7" is "guest7")."""
+    return "".join(name.split()).casefold()
+
+
+def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
+    """Roster rows of ``characters``; their sheets in five queries in all."""
+    sheets = character_sheets(characters, session)
+    return [
+        RosterRow(character=c, sheet=sheets[c.pk], player_name=_player_name(c)) for c in characters
+    ]
+
+
+def dashboard_place(row: ChallengeView) -> tuple[int, float, int]:
+    """Where ``row`` goes on a dashboard: rows sort by this key, ascending.
+    Open challenges first, the longest waiting (oldest ``stage_since``, epoch
+    seconds) on top; then results, the newest first. Ties: the newer id first."""
+    if row.is_resolved:
+        return (1, -row.stage_since, -row.pk)
+    return (0, row.stage_since, -row.pk)
+
+
+def dashboard_move(
+    places: dict[int, tuple], challenge_id: int, place: tuple, limit: int | None = None
+) -> tuple[list[int], str]:
+    """Put ``challenge_id`` at ``place`` (:func:`dashboard_place`) among the
+    rows a dashboard shows, ``places`` (``{id: place}``, updated), at most
+    ``limit`` (default :data:`DASHBOARD_LIMIT`: the last results go first).
+    Returns ``(ids, swap)``: the rows to take off the screen first (the row
+    itself if it was on it), then the htmx out-of-band swap that inserts it,
+    before the first row of its section that sorts after it
+    (``"beforebegin:#challenge-ID"``) or at the end of its section
+    (``"beforeend:#open-challenges"``, ``"beforeend:#recent-results"``);
+    ``""`` when it does not fit."""
+    limit = DASHBOARD_LIMIT if limit is None else limit
+    remove = [challenge_id] if places.pop(challenge_id, None) is not None else []
+    places[challenge_id] = place
+    while len(places) > limit:
+        gone = max(places, key=places.__getitem__)
+        del places[gone]
+        if gone != challenge_id:
+            remove.append(gone)
+    if challenge_id not in places:
+        return remove, ""
+    after = [(p, pk) for pk, p in places.items() if p[0] == place[0] and p > place]
+    if after:
+        return remove, f"beforebegin:#challenge-{min(after)[1]}"
+    return remove, "beforeend:#recent-results" if place[0] else "beforeend:#open-challenges"
+
+
+def dashboard_challenges(session: GameSession) -> QuerySet[Challenge]:
+    """The challenges a dashboard lists: every open one (the longest waiting
+    first), then the latest results, :data:`DASHBOARD_LIMIT` in all. The same
+    selection as ``heartbeat.dashboard_parts``."""
+    resolved = Q(stage=Stage.RESOLVED)
+    return (
+        Challenge.objects.filter(session=session)
+        .annotate(
+            done=Case(When(resolved, then=Value(1)), default=Value(0)),
+            waiting_since=Case(
+                When(resolved, then=Value(None)),
+                default=F("stage_since"),
+                output_field=DateTimeField(),
+            ),
+        )
+        .order_by("done", "waiting_since", "-stage_since", "-id")[:DASHBOARD_LIMIT]
+    )
+
+
+def _void_reasons(session: GameSession, views: list[ChallengeView]) -> None:
+    """Fill in ``void_reason`` of the voided ``views`` from the session's
+    "voided" Events: one query, none when nothing is voided."""
+    voided = {v.pk: v for v in views if v.state.outcome == Outcome.VOID}
+    if not voided:
+        return
+    events = Event.objects.filter(session=session, kind="voided", challenge_id__in=list(voided))
+    for challenge_id, data in events.values_list("challenge_id", "data"):
+        voided[challenge_id].void_reason = str((data or {}).get("reason", ""))
+
+
+def dashboard_context(session: GameSession) -> dict:
+    """The narrator's dashboard: the challenges of :func:`dashboard_challenges`
+    as ``open_rows`` (longest waiting first) and ``result_rows`` (newest first),
+    ``rows`` both in that order; the roster of present characters with Traits
+    left and health. A fixed number of queries, whatever the numbers."""
+    session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
+    challenges = list(dashboard_challenges(session).select_related("challenger", "defender"))
+    rows = sorted((challenge_view(c, None) for c in challenges), key=dashboard_place)
+    _void_reasons(session, rows)
+    present = Character.objects.filter(
+        presences__session=session, presences__status__in=ON_ROSTER
+    ).select_related("player")
+    return {
+        "session": session,
+        "challenges": challenges,
+        "rows": rows,
+        "open_rows": [r for r in rows if not r.is_resolved],
+        "result_rows": [r for r in rows if r.is_resolved],
+        "fold_after": RESULT_COLLAPSE_SECONDS,
+        "roster": _roster(session, list(present.order_by("name"))),
+        "categories": list(Category),
+    }
+
+
+def dashboard_row_context(
+    session: GameSession, challenge_id: int, version: int | None = None
+) -> dict | None:
+    """One dashboard row, or None if it is not this session's. At most one
+    query (none when this process has read ``version`` or a later one), one
+    more for a voided challenge's reason."""
+    challenge = committed_rows.get(challenge_id, version)
+    if challenge is None or challenge.session_id != session.pk:
+        return None
+    row = challenge_view(challenge, None)
+    _void_reasons(session, [row])
+    return {"row": row, "session": session}
+
+
+def roster_row_context(session: GameSession, character_id: int) -> dict | None:
+    """One roster row, or None if the character is not present."""
+    character = (
+        Character.objects.filter(
+            presences__session=session, presences__status__in=ON_ROSTER, pk=character_id
+        )
+        .select_related("player")
+        .first()
+    )
+    if character is None:
+        return None
+    return {"entry": _roster(session, [character])[0], "session": session}
+
+
+@dataclass(frozen=True)
+class LostCopy:
+    """One copy of a Trait lost tonight and the challenge that cost it."""
+
+    trait: str
+    challenge_id: int
+    opponent: str
+
+
+def character_panel_context(session: GameSession, character_id: int) -> dict | None:
+    """A character's sheet tonight for a narrator's dashboard, or None if she is
+    not of ``session``'s chronicle: ``{"character", "player_name", "sheet"
+    (Traits left and lost, health), "lost" (a :class:`LostCopy` per copy, in
+    the order lost), "rows" (her challenges tonight as the dashboard shows
+    them, the newest first), "present"}``. Nine queries."""
+    character = (
+        Character.objects.filter(pk=character_id, chronicle=session.chronicle_id)
+        .select_related("player")
+        .first()
+    )
+    if character is None:
+        return None
+    sheet = character_sheets([character], session)[character.pk]
+    lost = []
+    for trait, challenge_id, challenger_id, challenger, defender in (
+        TraitLoss.objects.filter(session=session, character=character)
+        .order_by("id")
+        .values_list(
+            "trait__name",
+            "challenge_id",
+            "challenge__challenger_id",
+            "challenge__challenger__name",
+            "challenge__defender__name",
+        )
+    ):
+        opponent = defender if challenger_id == character.pk else challenger
+        lost.append(LostCopy(trait, challenge_id, opponent or "the narrator"))
+    mine = (
+        Challenge.objects.filter(session=session)
+        .filter(Q(challenger_id=character.pk) | Q(defender_id=character.pk))
+        .order_by("-created_at", "-id")
+    )
+    rows = [challenge_view(c, None) for c in mine]
+    return {
+        "character": character,
+        "player_name": _player_name(character),
+        "sheet": sheet,
+        "lost": lost,
+        "rows": rows,
+        "present": Presence.objects.filter(
+            session=session, character=character, status__in=ON_ROSTER
+        ).exists(),
+    }

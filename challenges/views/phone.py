@@ -1,0 +1,153 @@
+"""The phone's view-models: everything a player's screen shows (her sheet,
+her challenges as cards, the opponents she may challenge) and one changed
+card. Templates: ``challenges/play.html`` and ``play_live.html`` (with
+``_phone_header.html``, ``_sheet.html``, ``_start.html``, ``_start_bids.html``,
+``_opponent_chips.html``, ``_live.html``, ``_card.html``, ``_health.html``,
+``_time_out.html``), ``_card_frame.html`` and ``play_sheet_oob.html``."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from challenges.models import Challenge
+from challenges.rows import committed_rows
+from challenges.rules import Category, Stage
+from challenges.views.shared import ChallengeView, challenge_view
+from characters.models import Character, GameSession, Presence
+from characters.services import Sheet, TraitLine, character_sheet
+
+RECENT_RESOLVED = 5  # resolved challenges kept on a phone
+
+
+# Contexts ------------------------------------------------------------------
+def play_context(
+    character: Character, session: GameSession | None, *, with_opponents: bool = True
+) -> dict:
+    """Everything a phone shows: sheet, challenges (open ones, then the latest
+    results), the characters she may challenge (see :func:`opponent_choice`;
+    left out with ``with_opponents=False``: a websocket view never re-renders
+    the "Challenge someone" form, so a half-filled one survives), and the
+    time-out state."""
+    sheet = character_sheet(character, session)
+    challenges: list[ChallengeView] = []
+    choice: dict = {"opponents": [], "opponent_search": False}
+    if session is not None:
+        session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
+        open_, done = _on_phone(character, session)
+        challenges = [_with_sheet(challenge_view(c, character), sheet) for c in [*open_, *done]]
+        if with_opponents:
+            choice = opponent_choice(session, character)
+    return {
+        "character": character,
+        "session": session,
+        "sheet": sheet,
+        "challenges": challenges,
+        **choice,
+        "categories": list(Category),
+        "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
+    }
+
+
+OPPONENT_CHIPS_AT_MOST = 24  # more present than this: a search box instead of chips
+OPPONENT_RESULTS = 20  # matches one search shows at most
+OPPONENT_QUERY_MAX = 60  # characters of a search kept
+
+
+def present_opponents(
+    session: GameSession, character: Character, query: str = "", limit: int = OPPONENT_RESULTS
+) -> list[Character]:
+    """Characters present at ``session`` (not on a break, not absent) but
+    ``character``, by name: those whose
+    name contains ``query`` (any case; all when empty), at most ``limit``.
+    One query, whatever the number present."""
+    present = (
+        Character.objects.filter(
+            presences__session=session,
+            presences__status=Presence.Status.PRESENT,
+            chronicle=session.chronicle_id,
+        )
+        .exclude(pk=character.pk)
+        .order_by("name", "pk")
+        .only("name")
+    )
+    if query:
+        present = present.filter(name__icontains=query)
+    return list(present[:limit])
+
+
+def opponent_choice(session: GameSession, character: Character) -> dict:
+    """How the "Challenge someone" form offers opponents: ``{"opponents": [...],
+    "opponent_search": False}`` (one chip each) while at most
+    :data:`OPPONENT_CHIPS_AT_MOST` others are present, else
+    ``{"opponents": [], "opponent_search": True}`` (a search box: a 360 px phone
+    cannot scroll 1,500 chips, nor a worker render them on every view).
+    One query of at most ``OPPONENT_CHIPS_AT_MOST + 1`` rows."""
+    found = present_opponents(session, character, limit=OPPONENT_CHIPS_AT_MOST + 1)
+    if len(found) > OPPONENT_CHIPS_AT_MOST:
+        return {"opponents": [], "opponent_search": True}
+    return {"opponents": found, "opponent_search": False}
+
+
+def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
+    """Give a phone's challenge her Trait count and what she may bid now."""
+    if view.state.category is not None:
+        view.held = sheet.held(view.state.category)
+        if view.can_bid:
+            view.bid_choices = _biddable(
+                [t for t in sheet.traits if t.category == view.state.category]
+            )
+    return view
+
+
+def _on_phone(character: Character, session: GameSession):
+    """The two querysets of what ``character``'s phone lists in ``session``: her
+    open challenges (oldest first), then her latest :data:`RECENT_RESOLVED`
+    results (newest first)."""
+    mine = Challenge.objects.filter(session=session).filter(
+        Q(challenger_id=character.pk) | Q(defender_id=character.pk)
+    )
+    return (
+        mine.exclude(stage=Stage.RESOLVED).order_by("created_at"),
+        mine.filter(stage=Stage.RESOLVED).order_by("-resolved_at")[:RECENT_RESOLVED],
+    )
+
+
+def phone_cards_shown(
+    character: Character, session: GameSession
+) -> tuple[dict[int, int], list[int]]:
+    """What :func:`play_context` puts on ``character``'s phone, as ids only:
+    ``({challenge id: version}, [ids of the results shown, newest first])``.
+    Two small queries, nothing rendered."""
+    open_, done = _on_phone(character, session)
+    shown = dict(open_.values_list("pk", "version"))
+    results = list(done.values_list("pk", "version"))
+    shown.update(results)
+    return shown, [pk for pk, _ in results]
+
+
+def phone_challenge(
+    character: Character,
+    session: GameSession,
+    challenge_id: int,
+    sheet: Sheet,
+    version: int | None = None,
+) -> ChallengeView | None:
+    """``character``'s challenge ``challenge_id`` of ``session`` (open or
+    resolved) as her phone shows it, her Trait count and bid choices taken from
+    ``sheet`` (her sheet tonight); None if it is not hers or not this
+    session's. At most one query: none when this process has already read
+    ``version`` or a later one (see :class:`CommittedRows`)."""
+    challenge = committed_rows.get(challenge_id, version)
+    if (
+        challenge is None
+        or challenge.session_id != session.pk
+        or character.pk not in (challenge.challenger_id, challenge.defender_id)
+    ):
+        return None
+    return _with_sheet(challenge_view(challenge, character), sheet)
+
+
+def _biddable(lines: list[TraitLine]) -> list[TraitLine]:
+    """The Traits she may bid now: copies held and not at risk in another
+    challenge (``TraitLine.free``)."""
+    return [line for line in lines if line.free > 0]
