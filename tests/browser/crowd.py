@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import uuid
 
-# Right-to-left text, then one 200-character word (bidi controls never reach a
+# Right-to-left text, then one 190-character word (bidi controls never reach a
 # sheet: characters.names removes them on save).
-ODD_NAME = "אסתר " + "w" * 200
+ODD_NAME = "אסתר " + "w" * 190  # within the 200 characters a name may have
 
 
 def main() -> None:
