@@ -1,8 +1,9 @@
 """Narrator's rules engine: Mind's Eye Theatre challenges as pure functions.
 
 No Django here (tests/rules/test_boundary.py proves it). Types live in
-``core``, ruleset policies in ``rulesets``, transitions in ``engine``; every
-public name is re-exported here. Rule sources: seeds/000 (MET *The
+``core``, ruleset policies in ``rulesets`` (MET rule options in
+``options``), transitions in ``engine``; every public name is re-exported
+here. Rule sources: seeds/000 (MET *The
 Apocalypse*, "Rules") and /work/shared/RULES.md.
 """
 
@@ -35,9 +36,11 @@ from challenges.rules.engine import (
     throw,
     void,
 )
+from challenges.rules.options import PRESETS, MetOptions, changed_options
 from challenges.rules.rulesets import RULESETS, Ruleset, bids_required, get_ruleset
 
 __all__ = [
+    "PRESETS",
     "RULESETS",
     "Category",
     "ChallengeState",
@@ -47,6 +50,7 @@ __all__ = [
     "HealthLevel",
     "Kind",
     "Loss",
+    "MetOptions",
     "Outcome",
     "Ruleset",
     "RulesError",
@@ -59,6 +63,7 @@ __all__ = [
     "beats",
     "bid",
     "bids_required",
+    "changed_options",
     "declare",
     "get_ruleset",
     "open_opposed",

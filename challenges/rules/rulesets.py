@@ -7,30 +7,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from challenges.rules import options as met_options
 from challenges.rules.core import Combatant, RulesError
+from challenges.rules.options import EqualCounts, MetOptions, SimpleTie
 
 
 @dataclass(frozen=True)
 class Ruleset:
     """The policies of one ruleset.
 
-    ``draw_on_equal_counts``: after a tie, equal declared counts make a draw
-    in which both sides lose their bids (seeds/000 "Testing"); False is
-    reserved for ``ukm``'s retest-until-someone-wins, not built yet.
-    ``simple_test_tie_succeeds``: a tie in a simple test is a success
-    (seeds/000 "Simple Tests").
+    ``options``: the MET rule options (challenges/rules/options.py), one per
+    row of RULES.md "Where the rulesets differ". The engine reads two of them
+    through the properties below.
     """
 
     name: str
-    draw_on_equal_counts: bool
-    simple_test_tie_succeeds: bool
+    options: MetOptions = met_options.MET_CLASSIC
+
+    @property
+    def draw_on_equal_counts(self) -> bool:
+        """After a tie, equal declared counts make a draw in which both sides
+        lose their bids (seeds/000 "Testing"); False is ``ukm``'s
+        retest-until-someone-wins, not built yet."""
+        return self.options.equal_counts is EqualCounts.DRAW
+
+    @property
+    def simple_test_tie_succeeds(self) -> bool:
+        """A tie in a simple test is a success (seeds/000 "Simple Tests")."""
+        return self.options.simple_test_tie is SimpleTie.SUCCEEDS
 
 
-MET_CLASSIC = Ruleset(
-    name="met_classic",
-    draw_on_equal_counts=True,
-    simple_test_tie_succeeds=True,
-)
+MET_CLASSIC = Ruleset(name="met_classic", options=met_options.MET_CLASSIC)
 
 RULESETS: dict[str, Ruleset] = {MET_CLASSIC.name: MET_CLASSIC}
 """Known rulesets by name (the chronicle's ``ruleset`` field)."""
