@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class Relent(StrEnum):
@@ -61,6 +63,11 @@ class SimpleTie(StrEnum):
     INITIATOR_WINS = "initiator_wins"
 
 
+def _opt(default: T, row: str, seed: str) -> T:
+    """An option's field: its default (``met_classic``'s), RULES.md row and seed source."""
+    return field(default=default, metadata={"row": row, "seed": seed})
+
+
 @dataclass(frozen=True)
 class MetOptions:
     """The options of one MET preset. Frozen: change one with ``dataclasses.replace``.
@@ -68,117 +75,63 @@ class MetOptions:
     Defaults are ``met_classic``'s (seeds/000); ``UKM`` sets seeds/004's.
     """
 
-    relent: Relent = field(
-        default=Relent.DEFENDER_AT_ONCE,
-        metadata={"row": "relent", "seed": 'seeds/000 "Challenges"; seeds/004 "The Challenge"'},
+    relent: Relent = _opt(
+        Relent.DEFENDER_AT_ONCE, "relent", 'seeds/000 "Challenges"; seeds/004 "The Challenge"'
     )
-    equal_counts: EqualCounts = field(
-        default=EqualCounts.DRAW,
-        metadata={
-            "row": "equal counts after a tie",
-            "seed": 'seeds/000 "Testing"; seeds/004 "In The Case Of A Draw"',
-        },
+    equal_counts: EqualCounts = _opt(
+        EqualCounts.DRAW,
+        "equal counts after a tie",
+        'seeds/000 "Testing"; seeds/004 "In The Case Of A Draw"',
     )
-    negative_named: NegativeNamed = field(
-        default=NegativeNamed.BID_ONE_MORE,
-        metadata={
-            "row": "Negative Trait named",
-            "seed": 'seeds/000 "Negative Traits"; seeds/004 "Negative Traits"',
-        },
+    negative_named: NegativeNamed = _opt(
+        NegativeNamed.BID_ONE_MORE,
+        "Negative Trait named",
+        'seeds/000 "Negative Traits"; seeds/004 "Negative Traits"',
     )
-    overbid: Overbid = field(
-        default=Overbid.NEW_TRAIT_DOUBLE_COUNT,
-        metadata={
-            "row": "overbid",
-            "seed": 'seeds/000 "Overbidding"; seeds/004 "Challenge Re-Tests", "Expending Blood"',
-        },
+    overbid: Overbid = _opt(
+        Overbid.NEW_TRAIT_DOUBLE_COUNT,
+        "overbid",
+        'seeds/000 "Overbidding"; seeds/004 "Challenge Re-Tests", "Expending Blood"',
     )
-    ability_retest: bool = field(
-        default=False,
-        metadata={
-            "row": "other retests",
-            "seed": 'seeds/004 "Retrying The Test In An Ability-Based Challenge"',
-        },
+    ability_retest: bool = _opt(
+        False, "other retests", 'seeds/004 "Retrying The Test In An Ability-Based Challenge"'
     )
-    discipline_retest: bool = field(
-        default=False,
-        metadata={"row": "other retests", "seed": 'seeds/004 "Challenge Re-Tests"'},
+    discipline_retest: bool = _opt(False, "other retests", 'seeds/004 "Challenge Re-Tests"')
+    willpower_retest: bool = _opt(
+        False, "other retests", 'seeds/004 "Retrying The Test In An Ability-Based Challenge"'
     )
-    willpower_retest: bool = field(
-        default=False,
-        metadata={
-            "row": "other retests",
-            "seed": 'seeds/004 "Retrying The Test In An Ability-Based Challenge"',
-        },
+    willpower_immunity_minutes: int = _opt(
+        0, "other retests", 'seeds/004 "Retrying The Test In An Ability-Based Challenge"'
     )
-    willpower_immunity_minutes: int = field(
-        default=0,
-        metadata={
-            "row": "other retests",
-            "seed": 'seeds/004 "Retrying The Test In An Ability-Based Challenge"',
-        },
+    retests_limited: bool = _opt(False, "other retests", 'seeds/004 "Challenge Re-Tests"')
+    bruised: Bruised = _opt(
+        Bruised.BID_TWO, "Bruised", 'seeds/000 "Health"; seeds/004 "Trait Categories"'
     )
-    retests_limited: bool = field(
-        default=False,
-        metadata={"row": "other retests", "seed": 'seeds/004 "Challenge Re-Tests"'},
+    wounded: Wounded = _opt(
+        Wounded.BID_TWO_LOSE_TIES_FREE_TEST,
+        "Wounded",
+        'seeds/000 "Health"; seeds/004 "Trait Categories"',
     )
-    bruised: Bruised = field(
-        default=Bruised.BID_TWO,
-        metadata={"row": "Bruised", "seed": 'seeds/000 "Health"; seeds/004 "Trait Categories"'},
+    incapacitated: Incapacitated = _opt(
+        Incapacitated.OUT_TEN_MINUTES,
+        "Incapacitated",
+        'seeds/000 "Health"; seeds/004 "Trait Categories"',
     )
-    wounded: Wounded = field(
-        default=Wounded.BID_TWO_LOSE_TIES_FREE_TEST,
-        metadata={"row": "Wounded", "seed": 'seeds/000 "Health"; seeds/004 "Trait Categories"'},
+    static_loser: StaticLoser = _opt(
+        StaticLoser.AS_OPPOSED,
+        "static challenge",
+        'seeds/000 "Static Challenges"; seeds/004 "Static Challenges"',
     )
-    incapacitated: Incapacitated = field(
-        default=Incapacitated.OUT_TEN_MINUTES,
-        metadata={
-            "row": "Incapacitated",
-            "seed": 'seeds/000 "Health"; seeds/004 "Trait Categories"',
-        },
+    simple_test_tie: SimpleTie = _opt(
+        SimpleTie.SUCCEEDS, "simple test", 'seeds/000 "Simple Tests"; seeds/004 "Simple Test"'
     )
-    static_loser: StaticLoser = field(
-        default=StaticLoser.AS_OPPOSED,
-        metadata={
-            "row": "static challenge",
-            "seed": 'seeds/000 "Static Challenges"; seeds/004 "Static Challenges"',
-        },
-    )
-    simple_test_tie: SimpleTie = field(
-        default=SimpleTie.SUCCEEDS,
-        metadata={
-            "row": "simple test",
-            "seed": 'seeds/000 "Simple Tests"; seeds/004 "Simple Test"',
-        },
-    )
-    difficult_tests: bool = field(
-        default=False,
-        metadata={"row": "simple test", "seed": 'seeds/004 "Difficult Test"'},
-    )
-    rage_preempt: bool = field(
-        default=True,
-        metadata={"row": "extras", "seed": 'seeds/000 "Order of Challenges"'},
-    )
-    blood_traits_max: int = field(
-        default=0,
-        metadata={"row": "extras", "seed": 'seeds/004 "Expending Blood"'},
-    )
-    weapon_bonus_in_ties: bool = field(
-        default=False,
-        metadata={"row": "extras", "seed": 'seeds/004 "Weapons / Ranged Combat"'},
-    )
-    surprise: bool = field(
-        default=False,
-        metadata={"row": "extras", "seed": 'seeds/004 "Negative Traits" (Surprise paragraph)'},
-    )
-    firearms_one_category: bool = field(
-        default=False,
-        metadata={"row": "extras", "seed": 'seeds/004 "Trait Categories"'},
-    )
-    mob_attackers_max: int = field(
-        default=0,
-        metadata={"row": "extras", "seed": 'seeds/004 "Mob Scenes"'},
-    )
+    difficult_tests: bool = _opt(False, "simple test", 'seeds/004 "Difficult Test"')
+    rage_preempt: bool = _opt(True, "extras", 'seeds/000 "Order of Challenges"')
+    blood_traits_max: int = _opt(0, "extras", 'seeds/004 "Expending Blood"')
+    weapon_bonus_in_ties: bool = _opt(False, "extras", 'seeds/004 "Weapons / Ranged Combat"')
+    surprise: bool = _opt(False, "extras", 'seeds/004 "Negative Traits" (Surprise paragraph)')
+    firearms_one_category: bool = _opt(False, "extras", 'seeds/004 "Trait Categories"')
+    mob_attackers_max: int = _opt(0, "extras", 'seeds/004 "Mob Scenes"')
 
 
 MET_CLASSIC = MetOptions()
