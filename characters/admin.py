@@ -24,7 +24,7 @@ from django.forms.models import BaseInlineFormSet, ModelForm
 from django.urls import reverse
 from django.utils.html import format_html
 
-from challenges.rules import Category
+from challenges.rules import PRESETS, Category, changed_options
 from characters.admin_scope import NarratedOnlyAdmin, RelatedOnly
 from characters.models import (
     Ability,
@@ -211,6 +211,7 @@ class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     filter_horizontal = ["narrators"]
     inlines = [SessionInline]
     actions = ["start_new_session"]
+    readonly_fields = ["rule_options"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(characters_total=Count("characters"))
@@ -229,6 +230,17 @@ class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         url = reverse("admin:characters_gamesession_change", args=[session.pk])
         label = session.name or f"started {session.started_at:%Y-%m-%d %H:%M}"
         return format_html('<a href="{}">{}</a>', url, label)
+
+    @admin.display(description="rule options")
+    def rule_options(self, obj: Chronicle) -> str:
+        """The chronicle's preset and the MET rule options it changes from
+        met_classic (challenges/rules/options.py, docs/rules.md)."""
+        options = PRESETS.get(obj.ruleset)
+        if options is None:
+            return f"{obj.ruleset}: unknown preset"
+        changed = changed_options(options)
+        changes = ", ".join(f"{name} = {value}" for name, value in changed) or "none"
+        return f"preset {obj.ruleset}; changes from met_classic: {changes}"
 
     @admin.display(description="characters", ordering="characters_total")
     def characters_count(self, obj: Chronicle) -> int:

@@ -269,6 +269,23 @@ def test_chronicle_list_shows_the_open_session(admin_client, chronicle, session)
     assert "First evening" in response.content.decode()
 
 
+def test_chronicle_page_shows_its_rule_preset(admin_client, chronicle):
+    response = admin_client.get(admin_url(Chronicle, "change", chronicle.pk))
+
+    assert response.status_code == 200
+    assert "preset met_classic; changes from met_classic: none" in response.content.decode()
+
+
+def test_rule_options_lists_what_a_preset_changes(chronicle):
+    chronicle.ruleset = "ukm"  # not selectable yet: the display only
+    shown = admin.site._registry[Chronicle].rule_options(chronicle)
+
+    assert shown.startswith(
+        "preset ukm; changes from met_classic: relent = either_side_before_test"
+    )
+    assert "mob_attackers_max = 5" in shown
+
+
 def test_sessions_are_started_by_the_action_not_added(admin_client):
     assert admin_client.get(admin_url(GameSession, "add")).status_code == 403
 
