@@ -114,3 +114,20 @@ def test_the_engine_reads_its_policies_from_the_options() -> None:
     assert not ukm_like.draw_on_equal_counts
     assert not ukm_like.simple_test_tie_succeeds
     assert {"equal_counts", "simple_test_tie"} == READ_BY_ENGINE
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+
+
+@pytest.mark.parametrize(("name", "classic", "ukm"), PRESET_VALUES, ids=lambda v: str(v))
+def test_docs_list_every_option_with_its_values(name: str, classic: object, ukm: object) -> None:
+    row = next(line for line in DOCS.read_text().splitlines() if line.startswith(f"| `{name}` |"))
+    assert f"| `{classic}` | `{ukm}` |" in row
+    assert ("**yes**" in row) == (name in READ_BY_ENGINE)
+
+
+def test_the_docs_example_changes_one_option() -> None:
+    example = DOCS.read_text().split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict[str, object] = {}
+    exec(example, scope)
+    assert changed_options(scope["our_club"]) == [("simple_test_tie", SimpleTie.INITIATOR_WINS)]  # type: ignore[arg-type]
