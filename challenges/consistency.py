@@ -38,6 +38,8 @@ def _test_row(test: Test) -> dict:
         "defender_declared": test.defender_declared,
         "winner": test.winner or None,
         "tie": test.tie,
+        "retest": test.retest or None,
+        "by": test.by or None,
     }
 
 

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from challenges.rules import Kind, Outcome, Side, Stage, Throw
+from challenges.rules import Kind, Outcome, RetestKind, Side, Stage, Throw
 from characters.models import CATEGORY_CHOICES, Character, GameSession, Trait
 
 
@@ -93,6 +93,15 @@ class Test(models.Model):
     defender_declared = models.PositiveSmallIntegerField(null=True, blank=True)
     winner = models.CharField(max_length=10, choices=_choices(Side), blank=True)
     tie = models.BooleanField(default=False)
+    retest = models.CharField(
+        max_length=20,
+        choices=_choices(RetestKind),
+        blank=True,
+        help_text="Why this test was held (blank: the challenge's first test).",
+    )
+    by = models.CharField(
+        "called by", max_length=10, choices=_choices(Side), blank=True, help_text="Who called it."
+    )
 
     class Meta:
         ordering = ["challenge", "number"]

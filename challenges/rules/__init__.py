@@ -2,8 +2,9 @@
 
 No Django here (tests/rules/test_boundary.py proves it). Types live in
 ``core``, ruleset policies in ``rulesets`` (MET rule options in
-``options``), transitions in ``engine``; every public name is re-exported
-here. Rule sources: seeds/000 (MET *The
+``options``), what a state means under its options (modifiers, retests open,
+every legal move) in ``judge``, transitions in ``engine``; every public name
+is re-exported here. Rule sources: seeds/000 (MET *The
 Apocalypse*, "Rules") and /work/shared/RULES.md.
 """
 
@@ -13,9 +14,15 @@ from challenges.rules.core import (
     Combatant,
     Event,
     HealthLevel,
+    Immunity,
     Kind,
     Loss,
+    NegativeCall,
     Outcome,
+    PendingRetest,
+    Pool,
+    Rating,
+    RetestKind,
     RulesError,
     Side,
     Stage,
@@ -23,19 +30,30 @@ from challenges.rules.core import (
     Throw,
     TraitHolding,
     Transition,
+    Weapon,
     beats,
 )
 from challenges.rules.engine import (
     Chooser,
+    accept,
+    add_bids,
+    answer_retest,
     bid,
+    call_negative,
+    call_retest,
     declare,
+    narrator_retest,
     open_opposed,
     open_simple,
     open_static,
+    preempt,
+    relent,
     respond,
+    spend_blood,
     throw,
     void,
 )
+from challenges.rules.judge import Moves, legal_moves, modifiers, retest_offers
 from challenges.rules.options import PRESETS, MetOptions, changed_options
 from challenges.rules.rulesets import RULESETS, Ruleset, bids_required, get_ruleset
 
@@ -48,28 +66,48 @@ __all__ = [
     "Combatant",
     "Event",
     "HealthLevel",
+    "Immunity",
     "Kind",
     "Loss",
     "MetOptions",
+    "Moves",
+    "NegativeCall",
     "Outcome",
-    "Ruleset",
+    "PendingRetest",
+    "Pool",
+    "Rating",
+    "RetestKind",
     "RulesError",
+    "Ruleset",
     "Side",
     "Stage",
     "TestRecord",
     "Throw",
     "TraitHolding",
     "Transition",
+    "Weapon",
+    "accept",
+    "add_bids",
+    "answer_retest",
     "beats",
     "bid",
     "bids_required",
+    "call_negative",
+    "call_retest",
     "changed_options",
     "declare",
     "get_ruleset",
+    "legal_moves",
+    "modifiers",
+    "narrator_retest",
     "open_opposed",
     "open_simple",
     "open_static",
+    "preempt",
+    "relent",
     "respond",
+    "retest_offers",
+    "spend_blood",
     "throw",
     "void",
 ]

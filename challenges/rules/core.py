@@ -115,7 +115,11 @@ class Stage(StrEnum):
     BID: static only, waiting on the player's bid. RESPONSE: opposed, waiting
     on the defender to bid or relent. THROWS: waiting on throws of the current
     test. DECLARE_CHALLENGER / DECLARE_DEFENDER: after a tie, waiting on a
-    Trait count (challenger first). RESOLVED: over.
+    Trait count (challenger first). RETEST: a test has a winner and its loser
+    (``ChallengeState.retest_side``) may call a retest or accept the result.
+    RETEST_ANSWER: the other side answers a called retest (``pending``): her
+    count against an overbid, her Ability against an ability retest, the same
+    Discipline (or not) against a Discipline retest. RESOLVED: over.
     """
 
     BID = "bid"
@@ -123,7 +127,58 @@ class Stage(StrEnum):
     THROWS = "throws"
     DECLARE_CHALLENGER = "declare_challenger"
     DECLARE_DEFENDER = "declare_defender"
+    RETEST = "retest"
+    RETEST_ANSWER = "retest_answer"
     RESOLVED = "resolved"
+
+
+class Pool(StrEnum):
+    """A spendable pool of the sheet, refreshed by each new session: Willpower
+    (seeds/004 "Retrying The Test…"), Rage and Gnosis (seeds/000 "Order of
+    Challenges"), Blood (seeds/004 "Expending Blood")."""
+
+    WILLPOWER = "willpower"
+    RAGE = "rage"
+    GNOSIS = "gnosis"
+    BLOOD = "blood"
+
+    @property
+    def label(self) -> str:
+        """ "Willpower", "Rage", "Gnosis" or "Blood"."""
+        return self.value.title()
+
+
+class RetestKind(StrEnum):
+    """Why a test was held again inside the same challenge.
+
+    OVERBID (seeds/000 "Overbidding"; seeds/004 "Challenge Re-Tests"),
+    ABILITY and WILLPOWER (seeds/004 "Retrying The Test In An Ability-Based
+    Challenge"), DISCIPLINE (seeds/004 "Challenge Re-Tests"), WOUNDED: the
+    free extra test against a Wounded character (seeds/000 "Health"; seeds/004
+    "Trait Categories"), NARRATOR: forced by a narrator's ruling, EQUAL_COUNTS:
+    equal counts after a tie under ``ukm`` (seeds/004 "In The Case Of A Draw").
+    """
+
+    OVERBID = "overbid"
+    ABILITY = "ability"
+    DISCIPLINE = "discipline"
+    WILLPOWER = "willpower"
+    WOUNDED = "wounded"
+    NARRATOR = "narrator"
+    EQUAL_COUNTS = "equal_counts"
+
+    @property
+    def label(self) -> str:
+        """The retest in the games' words, e.g. "Overbid", "Willpower retest"."""
+        return {
+            "overbid": "Overbid",
+            "ability": "Ability retest",
+            "discipline": "Discipline retest",
+            "willpower": "Willpower retest",
+            "wounded": "Free extra test",
+            "narrator": "Narrator's retest",
+            "equal_counts": "Retest on equal counts",
+        }[self.value]
 
 
 class Outcome(StrEnum):
@@ -151,8 +206,9 @@ class TraitHolding:
     stands for (None when there is none, e.g. in the engine's tests); the engine
     only carries it into bids and losses, so that a renamed Trait stays the same
     Trait. ``category`` may be given as its value ("physical") and is stored as
-    a :class:`Category`. Raises ValueError on a negative count or unknown
-    category. seeds/000 "Using Traits".
+    a :class:`Category`. ``stamina``: a Stamina-based Physical Trait, the only
+    kind a surprised defender may bid (seeds/004 "Negative Traits", Surprise).
+    Raises ValueError on a negative count or unknown category. seeds/000 "Using Traits".
     """
 
     name: str
@@ -161,6 +217,7 @@ class TraitHolding:
     at_risk: int = 0
     negative: bool = False
     trait_id: int | None = None
+    stamina: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "category", Category(self.category))
@@ -174,27 +231,117 @@ class TraitHolding:
 
 
 @dataclass(frozen=True)
-class Combatant:
-    """A character as the engine sees her tonight: her Traits and health.
+class Rating:
+    """An Ability (*Brawl* 3) or a Discipline (*Dominate* 2) of a sheet: never
+    bid, never lost; ``rating`` ≥ 1. Used for retests (seeds/004 "Retrying The
+    Test In An Ability-Based Challenge", "Challenge Re-Tests")."""
 
-    ``traits`` is stored as a tuple; ``health`` may be given as an int.
+    name: str
+    rating: int = 1
+
+
+@dataclass(frozen=True)
+class Weapon:
+    """A weapon of a sheet: ``bonus`` Traits added in a tie, only with the
+    ``ability`` (e.g. "Melee", "Firearms"; "" needs none); ``ranged``: an
+    unarmed defender cannot counterattack it. seeds/004 "Weapons / Ranged
+    Combat"."""
+
+    name: str
+    bonus: int = 0
+    ability: str = ""
+    ranged: bool = False
+
+
+@dataclass(frozen=True)
+class Immunity:
+    """Immune to ``attacker_id``'s use of ``power`` until ``until`` (epoch
+    seconds): a defender whose Willpower retest fended off the attack.
+    seeds/004 "Retrying The Test In An Ability-Based Challenge"."""
+
+    attacker_id: int
+    power: str
+    until: float
+
+
+@dataclass(frozen=True)
+class Combatant:
+    """A character as the engine sees her tonight: her Traits and health, and
+    what retests and extras read: Abilities and Disciplines (:class:`Rating`),
+    weapons, pools left tonight (``pools``: {Pool: amount ≥ 0}, missing = 0),
+    immunities, ``blood_traits`` (Blood Traits still active from an earlier
+    challenge, ``ukm``) and ``blood_limit`` (her generation's limit of Blood
+    per spending, None = the preset's). Sequences are stored as tuples;
+    ``health`` may be given as an int, ``pools`` as a mapping.
     """
 
     character_id: int
     name: str
     traits: tuple[TraitHolding, ...]
     health: HealthLevel = HealthLevel.HEALTHY
+    abilities: tuple[Rating, ...] = ()
+    disciplines: tuple[Rating, ...] = ()
+    weapons: tuple[Weapon, ...] = ()
+    pools: tuple[tuple[Pool, int], ...] = ()
+    immunities: tuple[Immunity, ...] = ()
+    blood_traits: int = 0
+    blood_limit: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "traits", tuple(self.traits))
         object.__setattr__(self, "health", HealthLevel(self.health))
+        object.__setattr__(self, "abilities", tuple(self.abilities))
+        object.__setattr__(self, "disciplines", tuple(self.disciplines))
+        object.__setattr__(self, "weapons", tuple(self.weapons))
+        object.__setattr__(self, "immunities", tuple(self.immunities))
+        raw = self.pools.items() if isinstance(self.pools, dict) else self.pools
+        pools = tuple(sorted((Pool(p), int(n)) for p, n in raw))
+        if any(n < 0 for _, n in pools) or self.blood_traits < 0:
+            raise ValueError(f"Pools cannot be negative: {pools!r}")
+        object.__setattr__(self, "pools", pools)
 
-    def count(self, category: Category) -> int:
+    def pool(self, pool: Pool) -> int:
+        """What is left of ``pool`` tonight (0 if she has none)."""
+        return dict(self.pools).get(Pool(pool), 0)
+
+    def ability(self, name: str) -> Rating | None:
+        """Her Ability called ``name`` (case and spacing ignored), or None."""
+        key = _norm(name)
+        return next((a for a in self.abilities if _norm(a.name) == key), None)
+
+    def discipline(self, name: str) -> Rating | None:
+        """Her Discipline called ``name`` (case and spacing ignored), or None."""
+        key = _norm(name)
+        return next((d for d in self.disciplines if _norm(d.name) == key), None)
+
+    def weapon(self, name: str) -> Weapon | None:
+        """Her weapon called ``name`` (case and spacing ignored), or None."""
+        key = _norm(name)
+        return next((w for w in self.weapons if _norm(w.name) == key), None)
+
+    def immune_to(self, attacker_id: int, power: str, now: float) -> Immunity | None:
+        """Her immunity to ``attacker_id``'s ``power`` still running at ``now``."""
+        key = _norm(power)
+        return next(
+            (
+                i
+                for i in self.immunities
+                if i.attacker_id == attacker_id and _norm(i.power) == key and i.until > now
+            ),
+            None,
+        )
+
+    def count(self, category: Category, *, stamina_only: bool = False) -> int:
         """Trait count in ``category``: the sum of ``count`` of her non-negative
-        Traits there, bid ones included, lost ones excluded. It is the most she
-        may declare in a tie. seeds/000 "Testing"."""
+        Traits there (only Stamina-based ones with ``stamina_only``), bid ones
+        included, lost ones excluded. It is the most she may declare in a tie.
+        seeds/000 "Testing"."""
         category = Category(category)
-        return sum(t.count for t in self.traits if t.category is category and not t.negative)
+        return sum(
+            t.count
+            for t in self.traits
+            if t.category is category and not t.negative and (t.stamina or not stamina_only)
+        )
 
     def holdings(self, name: str, category: Category | None = None) -> tuple[TraitHolding, ...]:
         """Her Traits called ``name`` (case and spacing ignored), optionally of
@@ -213,7 +360,11 @@ class Combatant:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form: ``{"character_id", "name", "health": int, "traits":
-        [{"name", "category", "count", "at_risk", "negative", "trait_id"}, ...]}``."""
+        [{"name", "category", "count", "at_risk", "negative", "trait_id",
+        "stamina"}, ...], "abilities": [[name, rating]], "disciplines": [[name,
+        rating]], "weapons": [[name, bonus, ability, ranged]], "pools": {pool:
+        n}, "immunities": [[attacker_id, power, until]], "blood_traits",
+        "blood_limit"}``."""
         return {
             "character_id": self.character_id,
             "name": self.name,
@@ -226,9 +377,17 @@ class Combatant:
                     "at_risk": t.at_risk,
                     "negative": t.negative,
                     "trait_id": t.trait_id,
+                    "stamina": t.stamina,
                 }
                 for t in self.traits
             ],
+            "abilities": [[a.name, a.rating] for a in self.abilities],
+            "disciplines": [[d.name, d.rating] for d in self.disciplines],
+            "weapons": [[w.name, w.bonus, w.ability, w.ranged] for w in self.weapons],
+            "pools": {p.value: n for p, n in self.pools},
+            "immunities": [[i.attacker_id, i.power, i.until] for i in self.immunities],
+            "blood_traits": self.blood_traits,
+            "blood_limit": self.blood_limit,
         }
 
     @classmethod
@@ -246,9 +405,21 @@ class Combatant:
                     at_risk=int(t["at_risk"]),
                     negative=bool(t["negative"]),
                     trait_id=_int(t.get("trait_id")),
+                    stamina=bool(t.get("stamina", False)),
                 )
                 for t in d["traits"]
             ),
+            abilities=tuple(Rating(str(n), int(r)) for n, r in d.get("abilities", ())),
+            disciplines=tuple(Rating(str(n), int(r)) for n, r in d.get("disciplines", ())),
+            weapons=tuple(
+                Weapon(str(n), int(b), str(a), bool(r)) for n, b, a, r in d.get("weapons", ())
+            ),
+            pools=tuple((Pool(p), int(n)) for p, n in d.get("pools", {}).items()),
+            immunities=tuple(
+                Immunity(int(a), str(p), float(u)) for a, p, u in d.get("immunities", ())
+            ),
+            blood_traits=int(d.get("blood_traits", 0)),
+            blood_limit=_int(d.get("blood_limit")),
         )
 
 
@@ -260,7 +431,9 @@ class TestRecord:
     narrator's ``defender_throw`` is set when the challenge opens. Declared
     counts are Trait counts (None: not declared). ``winner`` is the side that
     won this test, outright or on counts (None: pending or a draw); ``tie``:
-    the throws were identical. seeds/000 "Testing".
+    the throws were identical. ``retest``: why this test was held (None: the
+    first test), ``by``: the side that called it (None for the narrator's and
+    the automatic ones). seeds/000 "Testing".
     """
 
     __test__ = False  # not a pytest test class
@@ -271,6 +444,8 @@ class TestRecord:
     defender_declared: int | None = None
     winner: Side | None = None
     tie: bool = False
+    retest: RetestKind | None = None
+    by: Side | None = None
 
     @property
     def revealed(self) -> bool:
@@ -294,6 +469,8 @@ class TestRecord:
             "defender_declared": self.defender_declared,
             "winner": _value(self.winner),
             "tie": self.tie,
+            "retest": _value(self.retest),
+            "by": _value(self.by),
         }
 
     @classmethod
@@ -306,6 +483,8 @@ class TestRecord:
             defender_declared=_int(d["defender_declared"]),
             winner=_enum(Side, d["winner"]),
             tie=bool(d["tie"]),
+            retest=_enum(RetestKind, d.get("retest")),
+            by=_enum(Side, d.get("by")),
         )
 
 
@@ -322,6 +501,64 @@ class Loss:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "category", Category(self.category))
+
+
+@dataclass(frozen=True)
+class NegativeCall:
+    """A Negative Trait ``name`` that ``caller`` named against the other side,
+    ``correct`` if the other holds it in the challenge's category.
+    ``matched``: under ``met_classic``, whoever had to bid one more Trait for
+    it could (False: the caller's own bid is safe and the call counts as an
+    extra Trait for her in a tie or overbid). seeds/000 "Negative Traits";
+    seeds/004 "Negative Traits"."""
+
+    caller: Side
+    name: str
+    correct: bool
+    matched: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "caller", Side(self.caller))
+
+
+@dataclass(frozen=True)
+class PendingRetest:
+    """A retest called by ``side`` and waiting on the other side's answer
+    (stage RETEST_ANSWER): an overbid with the overbidder's ``count``
+    (``met_classic``: her declared Traits; ``ukm``: the number she announced),
+    an ability retest with her Ability ``name`` and ``rating``, a Discipline
+    retest with her Discipline ``name``."""
+
+    kind: RetestKind
+    side: Side
+    name: str = ""
+    rating: int = 0
+    count: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", RetestKind(self.kind))
+        object.__setattr__(self, "side", Side(self.side))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "kind": self.kind.value,
+            "side": self.side.value,
+            "name": self.name,
+            "rating": self.rating,
+            "count": self.count,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PendingRetest:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            RetestKind(d["kind"]),
+            Side(d["side"]),
+            str(d["name"]),
+            int(d["rating"]),
+            _int(d["count"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -373,6 +610,23 @@ class ChallengeState:
     record per test, oldest first (retests append). ``losses``/``wounds``: set
     on resolution; ``wounds`` holds character ids, one health level each.
 
+    What the complications add (all default to "none", so states saved
+    before them read the same): ``power``: the power the challenger uses
+    (for a Willpower retest's immunity); ``defender_stakes``: the defender's
+    stated action; ``surprise``; ``*_weapon``: the weapon each side named;
+    ``calls``: Negative Traits named (:class:`NegativeCall`); ``*_owed``:
+    Traits a side must still add to her bid before the test (``met_classic``
+    Negative Traits); ``*_forfeits``: how many of a side's first bid entries
+    are lost whatever happens (``met_classic``: the bid of a test she lost
+    before overbidding); ``*_blood``: Blood Traits spent in this challenge;
+    ``*_standing``: a side's declared count, which stands for the rest of the
+    challenge (``ukm``); ``retest_side``: who may retest (stage RETEST);
+    ``pending``: the retest awaiting an answer; ``called``: every retest a
+    side called, ``(side, RetestKind)``, granted or not; ``spent``: pools spent,
+    ``(character_id, Pool, amount)``; ``granted``: immunities won,
+    ``(character_id, Immunity)``; ``narrator_initiated`` and ``difficult``:
+    a simple test's tie rule (``ukm``).
+
     The state holds both throws and both Trait pools: it is the server's
     record, never to be sent to a player as is.
     """
@@ -396,6 +650,33 @@ class ChallengeState:
     wounds: tuple[int, ...]
     challenger_bid_ids: tuple[int | None, ...] = ()
     defender_bid_ids: tuple[int | None, ...] = ()
+    power: str = ""
+    defender_stakes: str = ""
+    surprise: bool = False
+    challenger_weapon: str = ""
+    defender_weapon: str = ""
+    calls: tuple[NegativeCall, ...] = ()
+    challenger_owed: int = 0
+    defender_owed: int = 0
+    challenger_forfeits: int = 0
+    defender_forfeits: int = 0
+    challenger_blood: int = 0
+    defender_blood: int = 0
+    challenger_standing: int | None = None
+    defender_standing: int | None = None
+    retest_side: Side | None = None
+    pending: PendingRetest | None = None
+    called: tuple[tuple[Side, RetestKind], ...] = ()
+    spent: tuple[tuple[int, Pool, int], ...] = ()
+    granted: tuple[tuple[int, Immunity], ...] = ()
+    narrator_initiated: bool = False
+    difficult: bool = False
+
+    def of(self, side: Side, name: str) -> Any:
+        """The per-side field ``name`` of ``side``: ``of(DEFENDER, "owed")`` is
+        ``defender_owed``. Per side: bids, bid_ids, weapon, owed, forfeits,
+        blood, standing."""
+        return getattr(self, f"{Side(side).value}_{name}")
 
     @property
     def current_test(self) -> TestRecord | None:
@@ -407,7 +688,8 @@ class ChallengeState:
         """Who must move next.
 
         BID, DECLARE_CHALLENGER → CHALLENGER; RESPONSE, DECLARE_DEFENDER →
-        DEFENDER; THROWS → a tuple of the sides whose throw for the current
+        DEFENDER; RETEST → ``retest_side``; RETEST_ANSWER → the side that did
+        not call the ``pending`` retest; THROWS → a tuple of the sides whose throw for the current
         test is missing (the narrator's side is never waited on in static
         challenges and simple tests); RESOLVED → None.
         """
@@ -418,6 +700,11 @@ class ChallengeState:
             return Side.CHALLENGER
         if stage in (Stage.RESPONSE, Stage.DECLARE_DEFENDER):
             return Side.DEFENDER
+        if stage is Stage.RETEST:
+            return self.retest_side
+        if stage is Stage.RETEST_ANSWER:
+            assert self.pending is not None
+            return self.pending.side.other
         test = self.current_test or TestRecord()
         sides = [Side.CHALLENGER] if test.challenger_throw is None else []
         if self.kind is Kind.OPPOSED and test.defender_throw is None:
@@ -437,6 +724,10 @@ class ChallengeState:
         ids = self.challenger_bid_ids if Side(side) is Side.CHALLENGER else self.defender_bid_ids
         names = self.bids_of(side)
         return tuple(zip(names, (*ids, *[None] * (len(names) - len(ids))), strict=False))
+
+    def bid_entries_ids(self, side: Side) -> tuple[int | None, ...]:
+        """The ``trait_id`` of each copy ``side`` has bid (None where unknown)."""
+        return tuple(trait_id for _, trait_id in self.bid_entries(side))
 
     def with_combatants(self, challenger: Combatant, defender: Combatant | None) -> ChallengeState:
         """The same state with refreshed Trait pools and health (the service
@@ -490,6 +781,27 @@ class ChallengeState:
                 for x in self.losses
             ],
             "wounds": list(self.wounds),
+            "power": self.power,
+            "defender_stakes": self.defender_stakes,
+            "surprise": self.surprise,
+            "challenger_weapon": self.challenger_weapon,
+            "defender_weapon": self.defender_weapon,
+            "calls": [[c.caller.value, c.name, c.correct, c.matched] for c in self.calls],
+            "challenger_owed": self.challenger_owed,
+            "defender_owed": self.defender_owed,
+            "challenger_forfeits": self.challenger_forfeits,
+            "defender_forfeits": self.defender_forfeits,
+            "challenger_blood": self.challenger_blood,
+            "defender_blood": self.defender_blood,
+            "challenger_standing": self.challenger_standing,
+            "defender_standing": self.defender_standing,
+            "retest_side": _value(self.retest_side),
+            "pending": None if self.pending is None else self.pending.to_dict(),
+            "called": [[s.value, k.value] for s, k in self.called],
+            "spent": [[c, p.value, n] for c, p, n in self.spent],
+            "granted": [[c, i.attacker_id, i.power, i.until] for c, i in self.granted],
+            "narrator_initiated": self.narrator_initiated,
+            "difficult": self.difficult,
         }
 
     @classmethod
@@ -527,4 +839,30 @@ class ChallengeState:
                 for x in d["losses"]
             ),
             wounds=tuple(int(w) for w in d["wounds"]),
+            power=str(d.get("power", "")),
+            defender_stakes=str(d.get("defender_stakes", "")),
+            surprise=bool(d.get("surprise", False)),
+            challenger_weapon=str(d.get("challenger_weapon", "")),
+            defender_weapon=str(d.get("defender_weapon", "")),
+            calls=tuple(
+                NegativeCall(Side(c), str(n), bool(ok), bool(m))
+                for c, n, ok, m in d.get("calls", ())
+            ),
+            challenger_owed=int(d.get("challenger_owed", 0)),
+            defender_owed=int(d.get("defender_owed", 0)),
+            challenger_forfeits=int(d.get("challenger_forfeits", 0)),
+            defender_forfeits=int(d.get("defender_forfeits", 0)),
+            challenger_blood=int(d.get("challenger_blood", 0)),
+            defender_blood=int(d.get("defender_blood", 0)),
+            challenger_standing=_int(d.get("challenger_standing")),
+            defender_standing=_int(d.get("defender_standing")),
+            retest_side=_enum(Side, d.get("retest_side")),
+            pending=None if d.get("pending") is None else PendingRetest.from_dict(d["pending"]),
+            called=tuple((Side(s), RetestKind(k)) for s, k in d.get("called", ())),
+            spent=tuple((int(c), Pool(p), int(n)) for c, p, n in d.get("spent", ())),
+            granted=tuple(
+                (int(c), Immunity(int(a), str(p), float(u))) for c, a, p, u in d.get("granted", ())
+            ),
+            narrator_initiated=bool(d.get("narrator_initiated", False)),
+            difficult=bool(d.get("difficult", False)),
         )

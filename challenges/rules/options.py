@@ -4,9 +4,8 @@ club changes one rule with ``dataclasses.replace(MET_CLASSIC, ...)``.
 
 Each field's ``metadata`` gives its RULES.md row (``row``) and its seed source
 (``seed``: seeds/000 is ``met_classic``, seeds/004 is ``ukm``; the quoted names
-are the seeds' section headings). The engine reads today only
-``equal_counts`` and ``simple_test_tie`` (through ``rulesets.Ruleset``); every
-other option is defined for the moves still to be built (docs/rules.md).
+are the seeds' section headings). The engine reads them through
+``judge.options_of`` and ``rulesets``; READ_BY_ENGINE names those it reads.
 """
 
 from __future__ import annotations
@@ -104,6 +103,7 @@ class MetOptions:
         0, "other retests", 'seeds/004 "Retrying The Test In An Ability-Based Challenge"'
     )
     retests_limited: bool = _opt(False, "other retests", 'seeds/004 "Challenge Re-Tests"')
+    declared_counts_stand: bool = _opt(False, "other retests", 'seeds/004 "In The Case Of A Draw"')
     bruised: Bruised = _opt(
         Bruised.BID_TWO, "Bruised", 'seeds/000 "Health"; seeds/004 "Trait Categories"'
     )
@@ -147,6 +147,7 @@ UKM = MetOptions(
     willpower_retest=True,
     willpower_immunity_minutes=10,
     retests_limited=True,
+    declared_counts_stand=True,
     bruised=Bruised.ONE_TRAIT_DOWN,
     wounded=Wounded.LOSE_TIES_FREE_RETEST,
     incapacitated=Incapacitated.CANNOT_INITIATE,
@@ -165,8 +166,34 @@ UKM = MetOptions(
 PRESETS: dict[str, MetOptions] = {"met_classic": MET_CLASSIC, "ukm": UKM}
 """Presets by name. Only ``met_classic`` is a playable ruleset (rulesets.RULESETS)."""
 
-READ_BY_ENGINE = frozenset({"equal_counts", "simple_test_tie"})
-"""The options the engine reads today; the others wait for their moves."""
+READ_BY_ENGINE = frozenset(
+    {
+        "relent",
+        "equal_counts",
+        "negative_named",
+        "overbid",
+        "ability_retest",
+        "discipline_retest",
+        "willpower_retest",
+        "willpower_immunity_minutes",
+        "retests_limited",
+        "declared_counts_stand",
+        "bruised",
+        "wounded",
+        "incapacitated",
+        "simple_test_tie",
+        "difficult_tests",
+        "rage_preempt",
+        "blood_traits_max",
+        "weapon_bonus_in_ties",
+        "surprise",
+    }
+)
+"""The options the engine reads. Not read: ``static_loser`` (a static
+challenge's narrator side bids nothing, so only the aggressor can lose a Trait
+under either value), ``firearms_one_category`` (a challenge has one category,
+so Mental or Physical is never both) and ``mob_attackers_max`` (mob scenes
+come with the narrator's side of the evening)."""
 
 
 def option_rows() -> dict[str, str]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from challenges.rules import options as met_options
-from challenges.rules.core import Combatant, RulesError
-from challenges.rules.options import EqualCounts, MetOptions, SimpleTie
+from challenges.rules.core import Combatant, HealthLevel, RulesError
+from challenges.rules.options import Bruised, EqualCounts, MetOptions, SimpleTie, Wounded
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Ruleset:
     def draw_on_equal_counts(self) -> bool:
         """After a tie, equal declared counts make a draw in which both sides
         lose their bids (seeds/000 "Testing"); False is ``ukm``'s
-        retest-until-someone-wins, not built yet."""
+        retest until someone wins (seeds/004 "In The Case Of A Draw")."""
         return self.options.equal_counts is EqualCounts.DRAW
 
     @property
@@ -38,8 +38,9 @@ class Ruleset:
 
 
 MET_CLASSIC = Ruleset(name="met_classic", options=met_options.MET_CLASSIC)
+UKM = Ruleset(name="ukm", options=met_options.UKM)
 
-RULESETS: dict[str, Ruleset] = {MET_CLASSIC.name: MET_CLASSIC}
+RULESETS: dict[str, Ruleset] = {MET_CLASSIC.name: MET_CLASSIC, UKM.name: UKM}
 """Known rulesets by name (the chronicle's ``ruleset`` field)."""
 
 
@@ -52,12 +53,20 @@ def get_ruleset(name: str) -> Ruleset:
 
 
 def bids_required(combatant: Combatant, ruleset: Ruleset | str) -> int:
-    """How many Traits ``combatant`` must bid to enter or answer a challenge.
-
-    Always 1 for now. This is the one place wound penalties will change
-    (seeds/000 "Health": a Bruised or Wounded character bids two Traits).
-    ``ruleset`` is a Ruleset or its name (RulesError if unknown).
+    """How many Traits ``combatant`` must bid to enter or answer a challenge:
+    2 when Bruised or Wounded (or worse) under ``met_classic`` (seeds/000
+    "Health"), else 1 (``ukm`` takes a Trait off her count instead, seeds/004
+    "Trait Categories"). ``ruleset`` is a Ruleset or its name (RulesError if
+    unknown).
     """
     if isinstance(ruleset, str):
         ruleset = get_ruleset(ruleset)
+    health = combatant.health
+    if health == HealthLevel.BRUISED and ruleset.options.bruised is Bruised.BID_TWO:
+        return 2
+    if (
+        health >= HealthLevel.WOUNDED
+        and ruleset.options.wounded is Wounded.BID_TWO_LOSE_TIES_FREE_TEST
+    ):
+        return 2
     return 1

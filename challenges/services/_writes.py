@@ -79,6 +79,8 @@ def _save(
             "defender_declared": record.defender_declared,
             "winner": record.winner.value if record.winner else "",
             "tie": record.tie,
+            "retest": record.retest.value if record.retest else "",
+            "by": record.by.value if record.by else "",
         }
         # A test already in the saved state has its row; a new one has none yet.
         if number > len(old_tests) or not Test.objects.filter(

@@ -147,9 +147,9 @@ def test_combatants_match_the_sheet_and_open_bids(game):
     _throw(game, resolved, "helen", "rock")
     _throw(game, resolved, "grady", "scissors")  # Grady loses a Resilient, is wounded
     pending = _open(game, bids=["Quick"], is_attack=False)
-    _bid(game, pending, ["Tough"])
+    _bid(game, pending, ["Tough", "Tough"])  # Bruised: two Traits (seeds/000 "Health")
     fighters = services.combatants([game["helen"], game["grady"]], game["session"])
-    for who, at_risk in (("helen", {"Quick": 1}), ("grady", {"Tough": 1})):
+    for who, at_risk in (("helen", {"Quick": 1}), ("grady", {"Tough": 2})):
         sheet = character_sheet(game[who], game["session"])
         fighter = fighters[game[who].pk]
         assert [(t.name, t.category, t.count, t.negative) for t in fighter.traits] == [

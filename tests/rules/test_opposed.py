@@ -149,6 +149,7 @@ def test_helen_and_grady() -> None:
         "tied",
         "declared",
         "declared",
+        "compared",
         "resolved",
     ]
     assert t.events[-1].data == {
@@ -275,7 +276,7 @@ def test_a_tie_is_settled_by_declared_counts(
     test = state.tests[0]
     assert (test.challenger_declared, test.defender_declared) == declared
     assert state.outcome is outcome
-    assert kinds(t2) == ["declared", "resolved"]
+    assert kinds(t2) == ["declared", "compared", "resolved"]
     if outcome is Outcome.DRAW:
         assert test.winner is None
         assert set(state.losses) == {Loss(1, "Ferocious", PHYSICAL), Loss(2, "Resilient", PHYSICAL)}

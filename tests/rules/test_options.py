@@ -62,6 +62,7 @@ PRESET_VALUES = [
     ("willpower_retest", False, True),
     ("willpower_immunity_minutes", 0, 10),
     ("retests_limited", False, True),
+    ("declared_counts_stand", False, True),
     ("bruised", Bruised.BID_TWO, Bruised.ONE_TRAIT_DOWN),
     ("wounded", Wounded.BID_TWO_LOSE_TIES_FREE_TEST, Wounded.LOSE_TIES_FREE_RETEST),
     ("incapacitated", Incapacitated.OUT_TEN_MINUTES, Incapacitated.CANNOT_INITIATE),
@@ -113,7 +114,16 @@ def test_the_engine_reads_its_policies_from_the_options() -> None:
     ukm_like = dataclasses.replace(classic, options=UKM)
     assert not ukm_like.draw_on_equal_counts
     assert not ukm_like.simple_test_tie_succeeds
-    assert {"equal_counts", "simple_test_tie"} == READ_BY_ENGINE
+
+
+def test_the_engine_reads_exactly_the_options_it_says_it_reads() -> None:
+    """READ_BY_ENGINE is true of the code: each of its options is read as an
+    attribute (``opts.surprise``) somewhere in challenges/rules, no other is."""
+    rules_dir = Path(__file__).resolve().parents[2] / "challenges" / "rules"
+    code = "\n".join(p.read_text() for p in rules_dir.glob("*.py") if p.name != "options.py")
+    for f in dataclasses.fields(MetOptions):
+        read = re.search(rf"\.{f.name}\b", code) is not None
+        assert read == (f.name in READ_BY_ENGINE), f.name
 
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"

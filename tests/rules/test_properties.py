@@ -26,6 +26,7 @@ from challenges.rules import (
     Throw,
     TraitHolding,
     Transition,
+    accept,
     bid,
     declare,
     open_opposed,
@@ -65,7 +66,9 @@ def pools(draw: st.DrawFn, character_id: int, rich: bool = False) -> Combatant:
             traits.append(TraitHolding(name, category, count, at_risk))
     for name in draw(st.lists(st.sampled_from(NEGATIVES), unique=True, max_size=2)):
         traits.append(TraitHolding(name, draw(st.sampled_from(list(Category))), 1, negative=True))
-    health = draw(st.sampled_from(list(HealthLevel)[:3]))
+    # Healthy only: wound rules (two bids, lost ties, free tests) are walked
+    # by the state machine in test_machine.py.
+    health = HealthLevel.HEALTHY
     return Combatant(character_id, f"C{character_id}", tuple(traits), health)
 
 
@@ -191,6 +194,9 @@ def legal_move(data: st.DataObject, state: ChallengeState, now: float) -> Transi
         assert isinstance(waiting, tuple) and waiting
         side = data.draw(st.sampled_from(waiting))
         return throw(state, side=side, throw=data.draw(THROWS), now=now)
+    if stage is Stage.RETEST:
+        assert state.retest_side is not None
+        return accept(state, side=state.retest_side, now=now)
     side = Side.CHALLENGER if stage is Stage.DECLARE_CHALLENGER else Side.DEFENDER
     who = state.combatant(side)
     assert who is not None and state.category is not None

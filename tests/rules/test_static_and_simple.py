@@ -111,7 +111,7 @@ def test_steps_in_gum_static_social_against_spirit_difficulty_4() -> None:
     assert kinds(t) == ["threw", "revealed", "tied"]
     assert t.state.stage is Stage.DECLARE_CHALLENGER and t.state.waiting_on is CH
     t = declare(t.state, side=CH, now=4.0)
-    assert kinds(t) == ["declared", "declared", "resolved"]
+    assert kinds(t) == ["declared", "declared", "compared", "resolved"]
     assert [e.data for e in t.events[:2]] == [
         {"side": "challenger", "count": 6},
         {"side": "defender", "count": 4},

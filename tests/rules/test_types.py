@@ -132,21 +132,36 @@ def test_trait_holdings_take_category_values_and_refuse_negative_counts() -> Non
 # --- rulesets ---------------------------------------------------------------------
 
 
-def test_met_classic_is_the_only_ruleset_for_now() -> None:
-    assert set(RULESETS) == {"met_classic"}
+def test_the_rulesets_are_met_classic_and_ukm() -> None:
+    assert set(RULESETS) == {"met_classic", "ukm"}
     classic = get_ruleset("met_classic")
     assert classic.draw_on_equal_counts and classic.simple_test_tie_succeeds
+    ukm = get_ruleset("ukm")
+    assert not ukm.draw_on_equal_counts and not ukm.simple_test_tie_succeeds
 
 
 def test_an_unknown_ruleset_is_refused() -> None:
-    with pytest.raises(RulesError, match="Unknown ruleset 'ukm'"):
-        get_ruleset("ukm")
+    with pytest.raises(RulesError, match="Unknown ruleset 'bns'"):
+        get_ruleset("bns")
 
 
-@pytest.mark.parametrize("health", list(HealthLevel)[:3], ids=lambda h: f"{h.label} bids one")
-def test_bids_required_is_one_for_now(health: HealthLevel) -> None:
-    assert bids_required(Combatant(1, "A", (), health), "met_classic") == 1
-    assert bids_required(Combatant(1, "A", (), health), get_ruleset("met_classic")) == 1
+@pytest.mark.parametrize(
+    ("health", "classic", "ukm"),
+    [
+        (HealthLevel.HEALTHY, 1, 1),
+        (HealthLevel.BRUISED, 2, 1),
+        (HealthLevel.WOUNDED, 2, 1),
+        (HealthLevel.INCAPACITATED, 2, 1),
+    ],
+    ids=lambda v: v.label if isinstance(v, HealthLevel) else str(v),
+)
+def test_bids_required_follows_the_presets_wound_rules(
+    health: HealthLevel, classic: int, ukm: int
+) -> None:
+    """seeds/000 "Health": Bruised and Wounded bid two Traits; seeds/004 "Trait
+    Categories": one Trait down instead, so one bid."""
+    assert bids_required(Combatant(1, "A", (), health), "met_classic") == classic
+    assert bids_required(Combatant(1, "A", (), health), get_ruleset("ukm")) == ukm
 
 
 def test_the_package_exports_the_whole_api() -> None:
@@ -177,14 +192,14 @@ def _opposed_states() -> list[ChallengeState]:
         challenger=_pool(1, "Helen"),
         defender=_pool(2, "Grady"),
         category=PHYSICAL,
-        bids=["Ferocious"],
+        bids=["Ferocious", "Quick"],
         is_attack=True,
         stakes='I bite — "hard" ✓',
         now=1700000000.123456,
     )
     states = [t.state]
     for step in (
-        lambda s: respond(s, bids=["Quick"], now=1700000001.5),
+        lambda s: respond(s, bids=["Quick", "Quick"], now=1700000001.5),
         lambda s: throw(s, side=DE, throw=S, now=1700000002.25),
         lambda s: throw(s, side=CH, throw=S, now=1700000003.0),
         lambda s: declare(s, side=CH, count=4, now=1700000004.0),
@@ -204,7 +219,7 @@ def _static_states() -> list[ChallengeState]:
         choose=lambda options: options[0],
         now=1.0,
     )
-    states = [t.state, bid(t.state, bids=["Cunning"], now=2.0).state]
+    states = [t.state, bid(t.state, bids=["Cunning", "Cunning"], now=2.0).state]
     states.append(throw(states[-1], side=CH, throw=R, now=3.0).state)
     states.append(declare(states[-1], side=CH, now=4.0).state)
     return states
@@ -251,7 +266,8 @@ def test_a_state_survives_a_round_trip(
 def test_the_dict_form_names_category_and_bids_at_the_top() -> None:
     d = _opposed_states()[1].to_dict()
     assert d["category"] == "physical"
-    assert d["challenger_bids"] == ["Ferocious"] and d["defender_bids"] == ["Quick"]
+    assert d["challenger_bids"] == ["Ferocious", "Quick"]
+    assert d["defender_bids"] == ["Quick", "Quick"]
     assert d["schema"] == 1
 
 
