@@ -11,7 +11,7 @@ from django.db.models import Q
 
 from challenges.models import Challenge
 from challenges.rows import committed_rows
-from challenges.rules import Category, Stage
+from challenges.rules import Category, Combatant, RulesError, Stage, bids_required, get_ruleset
 from challenges.views.shared import ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet
@@ -43,9 +43,36 @@ def play_context(
         "sheet": sheet,
         "challenges": challenges,
         **choice,
+        **start_options(sheet),
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
     }
+
+
+def start_options(sheet: Sheet) -> dict:
+    """What the "Challenge someone" form offers beyond opponents and Traits,
+    under her chronicle's rule options: ``bids_needed`` (2 when she must bid
+    two Traits: ``met_classic`` Bruised or Wounded, seeds/000 "Health"),
+    ``health_label`` ("Bruised"), ``surprise_allowed`` (``ukm``: the
+    challenger may declare Surprise, seeds/004), ``weapons`` (hers, when the
+    sheet lists any). No session: one bid, no Surprise. At most one query
+    (her chronicle's ruleset, once per session object)."""
+    out = {
+        "bids_needed": 1,
+        "health_label": sheet.health.label,
+        "surprise_allowed": False,
+        "weapons": list(getattr(sheet, "weapons", None) or []),
+    }
+    if sheet.session is None:
+        return out
+    try:
+        ruleset = get_ruleset(sheet.session.chronicle.ruleset)
+    except RulesError:
+        return out
+    me = Combatant(sheet.character.pk, sheet.character.name, traits=(), health=sheet.health)
+    out["bids_needed"] = bids_required(me, ruleset)
+    out["surprise_allowed"] = ruleset.options.surprise
+    return out
 
 
 OPPONENT_CHIPS_AT_MOST = 24  # more present than this: a search box instead of chips
@@ -89,10 +116,11 @@ def opponent_choice(session: GameSession, character: Character) -> dict:
 
 
 def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
-    """Give a phone's challenge her Trait count and what she may bid now."""
+    """Give a phone's challenge her Trait count and the Traits she may bid,
+    add (owed for a Negative Trait) or risk in an overbid now."""
     if view.state.category is not None:
         view.held = sheet.held(view.state.category)
-        if view.can_bid:
+        if view.needs_trait_choices:
             view.bid_choices = _biddable(
                 [t for t in sheet.traits if t.category == view.state.category]
             )

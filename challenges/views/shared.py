@@ -12,13 +12,27 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from challenges.models import Challenge
-from challenges.rules import ChallengeState, Kind, Outcome, Side, Stage, TestRecord
+from challenges.rules import (
+    ChallengeState,
+    Kind,
+    Moves,
+    Outcome,
+    RetestKind,
+    Side,
+    Stage,
+    TestRecord,
+    legal_moves,
+    modifiers,
+)
+from challenges.rules.judge import effective, options_of
+from challenges.rules.options import Overbid
 from characters.models import Character
 from characters.services import TraitLine
 
@@ -188,29 +202,312 @@ class ChallengeView:
         return tests[-1] if tests else None
 
     # What the viewer may do now ------------------------------------------
+    @cached_property
+    def moves(self) -> Moves:
+        """Every move the viewer may make now (``rules.legal_moves``); none on
+        a dashboard. The card offers exactly these."""
+        if self.side is None:
+            return Moves()
+        return legal_moves(self.state, self.side)
+
     @property
     def can_bid(self) -> bool:
-        if self.state.stage == Stage.RESPONSE:
-            return self._is(Side.DEFENDER)
-        return self.state.stage == Stage.BID and self._is(Side.CHALLENGER)
+        return bool(self.moves.bid)
+
+    @property
+    def bid_two(self) -> bool:
+        """She must bid two Traits (``met_classic``: Bruised or Wounded)."""
+        return self.moves.bid >= 2
 
     @property
     def can_throw(self) -> bool:
-        if self.state.stage != Stage.THROWS or self.side is None:
-            return False
-        test = self.current_test
-        return test is None or test.mine is None
+        return self.moves.throw
 
     @property
     def can_declare(self) -> bool:
-        return (self.state.stage == Stage.DECLARE_CHALLENGER and self._is(Side.CHALLENGER)) or (
-            self.state.stage == Stage.DECLARE_DEFENDER and self._is(Side.DEFENDER)
+        return self.moves.declare is not None
+
+    @property
+    def declare_max(self) -> int:
+        """The most she may declare now (her count, or a count that stands)."""
+        return self.moves.declare or 0
+
+    @property
+    def overbid_risks_trait(self) -> bool:
+        """An overbid risks one more Trait (``met_classic``, seeds/000
+        "Overbidding"); under ``ukm`` she announces a number instead."""
+        return options_of(self.state).overbid is Overbid.NEW_TRAIT_DOUBLE_COUNT
+
+    @property
+    def overbid_most(self) -> int:
+        """The count an overbid announces by default: her most, with her
+        modifiers under ``ukm`` (``rules.call_retest``)."""
+        if self.side is None:
+            return 0
+        standing = self.state.of(self.side, "standing")
+        base = self.held if standing is None else int(standing)
+        if self.overbid_risks_trait:
+            return base
+        return effective(self.state, self.side, base)
+
+    @property
+    def needs_trait_choices(self) -> bool:
+        """Her Trait buttons are needed now: a bid, Traits owed, or an overbid
+        that risks one more Trait."""
+        m = self.moves
+        overbid = RetestKind.OVERBID in m.retests and self.overbid_risks_trait
+        return bool(m.bid or m.owed or overbid)
+
+    @property
+    def retest_buttons(self) -> list[dict]:
+        """The retests she may call now, each ``{"kind", "label", "name"}``,
+        one per Ability or Discipline (labelled "Retest with Brawl 3"); the
+        overbid is left to its own form (it needs a Trait or a count)."""
+        me = self.state.combatant(self.side) if self.side else None
+        out: list[dict] = []
+        for kind in self.moves.retests:
+            if kind is RetestKind.DISCIPLINE and me is not None:
+                out += [
+                    {"kind": kind.value, "label": f"Retest with {d.name}", "name": d.name}
+                    for d in me.disciplines
+                ]
+            elif kind is RetestKind.ABILITY and me is not None:
+                out += [
+                    {
+                        "kind": kind.value,
+                        "label": f"Retest with {a.name} {a.rating}",
+                        "name": a.name,
+                    }
+                    for a in me.abilities
+                ]
+            elif kind is RetestKind.WILLPOWER:
+                out.append(
+                    {"kind": kind.value, "label": "Spend Willpower: retest (final)", "name": ""}
+                )
+        return out
+
+    @property
+    def can_overbid(self) -> bool:
+        return RetestKind.OVERBID in self.moves.retests
+
+    @property
+    def my_abilities(self) -> list[tuple[str, int]]:
+        me = self.state.combatant(self.side) if self.side else None
+        return [(a.name, a.rating) for a in me.abilities] if me else []
+
+    @property
+    def can_cancel_discipline(self) -> bool:
+        """She holds the Discipline of the retest she must answer (seeds/004
+        "Challenge Re-Tests": the same Discipline cancels it)."""
+        pending = self.state.pending
+        me = self.state.combatant(self.side) if self.side else None
+        return (
+            self.moves.answer is RetestKind.DISCIPLINE
+            and pending is not None
+            and me is not None
+            and me.discipline(pending.name) is not None
         )
 
     @property
     def declared_by_challenger(self) -> int | None:
         test = self.state.current_test
         return test.challenger_declared if test else None
+
+    # What each side declared, named and spent --------------------------------
+    def _who(self, side: Side, name: Callable[[str], str] = str) -> str:
+        """ "You" for the viewer's own side, else the side's name."""
+        if side == self.side:
+            return "You"
+        return name(self.challenger_name if side == Side.CHALLENGER else self.defender_name)
+
+    def _verb(self, side: Side, you: str, she: str) -> str:
+        """``you`` when ``side`` is the viewer's, else ``she`` ("bid"/"bids")."""
+        return you if side == self.side else she
+
+    @property
+    def declared_html(self) -> list[SafeString]:
+        """What either side declared or named, one sentence each (safe HTML,
+        names in ``<bdi>``): surprise, the power used, weapons, the defender's
+        stated action, Negative Trait calls with their result, Traits owed,
+        Blood spent."""
+        state = self.state
+        lines: list[SafeString] = []
+
+        def who(side: Side) -> SafeString:
+            return mark_safe(self._who(side, bdi))  # names went through bdi()
+
+        c, d = Side.CHALLENGER, Side.DEFENDER
+        if state.surprise:
+            lines.append(
+                format_html(
+                    "Surprise: {} {} by surprise.", who(c), self._verb(c, "attack", "attacks")
+                )
+            )
+        if state.power:
+            lines.append(format_html("Power used: <bdi>{}</bdi>.", state.power))
+        for side in (c, d):
+            if weapon := state.of(side, "weapon"):
+                lines.append(
+                    format_html(
+                        "{} {} <bdi>{}</bdi>.", who(side), self._verb(side, "use", "uses"), weapon
+                    )
+                )
+        if state.defender_stakes:
+            lines.append(
+                format_html(
+                    "If {} {}: “<bdi>{}</bdi>”.",
+                    who(d) if d != self.side else "you",
+                    self._verb(d, "win", "wins"),
+                    state.defender_stakes,
+                )
+            )
+        classic = self.overbid_risks_trait
+        for call in state.calls:
+            caller, other = call.caller, call.caller.other
+            if not call.correct:
+                result = format_html(
+                    "wrong: {} {}",
+                    who(caller),
+                    self._verb(caller, "risk", "risks") + " one more Trait"
+                    if classic
+                    else self._verb(caller, "are", "is") + " one Trait down",
+                )
+            elif classic and call.matched:
+                result = format_html(
+                    "correct: {} {} one more Trait", who(other), self._verb(other, "bid", "bids")
+                )
+            elif classic:
+                result = format_html(
+                    "correct, and nothing left to add: {} bid is safe and counts one more Trait",
+                    "your" if caller == self.side else format_html("{}’s", who(caller)),
+                )
+            else:
+                result = format_html(
+                    "correct: {} {} one Trait down", who(other), self._verb(other, "are", "is")
+                )
+            lines.append(
+                format_html(
+                    "{} {} the Negative Trait <bdi>{}</bdi>: {}.",
+                    who(caller),
+                    self._verb(caller, "name", "names"),
+                    call.name,
+                    result,
+                )
+            )
+        for side in (c, d):
+            owed = state.of(side, "owed")
+            if owed and state.stage is Stage.THROWS:
+                lines.append(
+                    format_html(
+                        "{} {} {} more Trait{} to add before the test.",
+                        who(side),
+                        self._verb(side, "have", "has"),
+                        owed,
+                        "" if owed == 1 else "s",
+                    )
+                )
+            if blood := state.of(side, "blood"):
+                lines.append(
+                    format_html("{} spent {} Blood for Physical Traits.", who(side), blood)
+                )
+        return lines
+
+    @property
+    def modifier_lines(self) -> list[tuple[str, str]]:
+        """``(whose, "Bruised −1, Sword +2")`` for each side with modifiers to
+        her count in a tie or overbid (``rules.modifiers``)."""
+        out = []
+        for side in (Side.CHALLENGER, Side.DEFENDER):
+            mods = modifiers(self.state, side)
+            if mods:
+                out.append((self._who(side), ", ".join(_signed(r, n) for r, n in mods)))
+        return out
+
+    @property
+    def retest_history(self) -> list[str]:
+        """Each test held again, in words: "Test 2: Overbid (Helen)",
+        "Test 3: Narrator's retest"."""
+        out = []
+        for number, record in enumerate(self.state.tests, start=1):
+            if record.retest is None:
+                continue
+            by = f" ({self._who(record.by)})" if record.by is not None else ""
+            out.append(f"Test {number}: {record.retest.label}{by}")
+        return out
+
+    def compared(self, record: TestRecord) -> tuple[int, int] | None:
+        """The counts compared after a tie with both declared, modifiers
+        added: ``(challenger, defender)``; None when no modifier changed them."""
+        c, d = record.challenger_declared, record.defender_declared
+        if c is None or d is None:
+            return None
+        mine = effective(self.state, Side.CHALLENGER, c)
+        theirs = (
+            d if self.state.kind is not Kind.OPPOSED else effective(self.state, Side.DEFENDER, d)
+        )
+        return None if (mine, theirs) == (c, d) else (mine, theirs)
+
+    @property
+    def compared_lines(self) -> list[str]:
+        """For each tie whose counts were changed by modifiers: "Test 1:
+        compared 5 against 4 (with modifiers)"."""
+        out = []
+        for number, record in enumerate(self.state.tests, start=1):
+            if (pair := self.compared(record)) is not None:
+                out.append(f"Test {number}: compared {pair[0]} against {pair[1]} (with modifiers)")
+        return out
+
+    @property
+    def my_health_label(self) -> str:
+        me = self.state.combatant(self.side) if self.side else None
+        return me.health.label if me else ""
+
+    @property
+    def my_weapons(self) -> list:
+        """Her weapons (``rules.Weapon``), as the challenge knows them."""
+        me = self.state.combatant(self.side) if self.side else None
+        return list(me.weapons) if me else []
+
+    @property
+    def relent_stakes(self) -> str:
+        """What happens if the viewer relents: the other side's stated action."""
+        if self.state.kind is not Kind.OPPOSED:
+            return ""
+        return self.state.stakes if self.side == Side.DEFENDER else self.state.defender_stakes
+
+    @property
+    def pending_text(self) -> str:
+        """The retest awaiting an answer, in words ("" when none): "Helen
+        overbids: risks one more Trait and declares 6 Traits.", "Helen calls
+        an ability retest with Brawl 3."."""
+        pending = self.state.pending
+        if pending is None or self.state.stage is not Stage.RETEST_ANSWER:
+            return ""
+        side = pending.side
+        caller = self._who(side)
+        if pending.kind is RetestKind.OVERBID:
+            if self.overbid_risks_trait:
+                what = self._verb(
+                    side, "risk one more Trait and declare", "risks one more Trait and declares"
+                )
+            else:
+                what = self._verb(side, "announce", "announces")
+            overbids = self._verb(side, "overbid", "overbids")
+            return f"{caller} {overbids}: {what} {pending.count} Traits."
+        calls = self._verb(side, "call", "calls")
+        if pending.kind is RetestKind.ABILITY:
+            return f"{caller} {calls} an ability retest with {pending.name} {pending.rating}."
+        return f"{caller} {calls} a Discipline retest with {pending.name}."
+
+    @property
+    def can_force_retest(self) -> bool:
+        """A narrator may force a retest now (``rules.narrator_retest``)."""
+        return self.state.stage in (
+            Stage.RETEST,
+            Stage.RETEST_ANSWER,
+            Stage.DECLARE_CHALLENGER,
+            Stage.DECLARE_DEFENDER,
+        )
 
     @property
     def waiting_on(self) -> str:
@@ -222,37 +519,64 @@ class ChallengeView:
         """:attr:`waiting_on` with each name inside ``<bdi>`` (safe HTML)."""
         return mark_safe(self._waiting_on(bdi))  # every name went through bdi()
 
+    def _waiting_sides(self) -> tuple[Side, ...]:
+        state = self.state
+        if state.stage is Stage.THROWS and (state.challenger_owed or state.defender_owed):
+            return tuple(s for s in (Side.CHALLENGER, Side.DEFENDER) if state.of(s, "owed"))
+        waiting = state.waiting_on
+        if waiting is None:
+            return ()
+        return (waiting,) if isinstance(waiting, Side) else tuple(waiting)
+
     def _waiting_on(self, name: Callable[[str], str]) -> str:
-        stage = self.state.stage
-        if stage == Stage.RESOLVED:
-            return ""
-        if stage in (Stage.BID, Stage.DECLARE_CHALLENGER):
-            return name(self.challenger_name)
-        if stage in (Stage.RESPONSE, Stage.DECLARE_DEFENDER):
-            return name(self.defender_name)
-        test = self.state.current_test
-        names = []
-        if test is None or test.challenger_throw is None:
-            names.append(name(self.challenger_name))
-        if self.state.kind == Kind.OPPOSED and (test is None or test.defender_throw is None):
-            names.append(name(self.defender_name))
-        return " and ".join(names)
+        names = {Side.CHALLENGER: self.challenger_name, Side.DEFENDER: self.defender_name}
+        return " and ".join(name(names[s]) for s in self._waiting_sides())
 
     @property
     def waiting_for(self) -> str:
-        """What the challenge waits for, in the game's words."""
+        """What the challenge waits for, in the game's words (after "for")."""
+        state = self.state
+        if state.stage is Stage.THROWS and (state.challenger_owed or state.defender_owed):
+            return "one more Trait (a Negative Trait was named)"
+        if state.stage is Stage.RETEST_ANSWER and state.pending is not None:
+            return {
+                RetestKind.OVERBID: "an answer to an overbid",
+                RetestKind.ABILITY: "an answer to an ability retest",
+            }.get(state.pending.kind, "an answer to a Discipline retest")
         return {
             Stage.BID: "a bid",
             Stage.RESPONSE: "a bid or relent",
             Stage.THROWS: "a throw",
             Stage.DECLARE_CHALLENGER: "a Trait count",
             Stage.DECLARE_DEFENDER: "a Trait count",
+            Stage.RETEST: "a retest or to accept the result",
+            Stage.RETEST_ANSWER: "an answer to a retest",
             Stage.RESOLVED: "",
-        }[self.state.stage]
+        }[state.stage]
+
+    @property
+    def narrator_stage(self) -> SafeString:
+        """Whose move it is and what she may do, for a narrator (safe HTML,
+        names in ``<bdi>``): "Waiting on Grady for a bid or relent", "Waiting
+        on Grady: may retest (Overbid) or accept", "Waiting on Grady to
+        answer an overbid"; "" once over."""
+        who = self.waiting_on_html
+        if not who:
+            return mark_safe("")
+        state = self.state
+        if state.stage is Stage.RETEST and state.retest_side is not None:
+            kinds = ", ".join(k.label for k in legal_moves(state, state.retest_side).retests)
+            return format_html("Waiting on {}: may retest ({}) or accept", who, kinds)
+        if state.stage is Stage.RETEST_ANSWER:
+            return format_html(
+                "Waiting on {} to answer {}", who, self.waiting_for.removeprefix("an answer to ")
+            )
+        return format_html("Waiting on {} for {}", who, self.waiting_for)
 
     @property
     def waiting_on_me(self) -> bool:
-        return self.can_bid or self.can_throw or self.can_declare
+        """The challenge waits on the viewer's move (her card is highlighted)."""
+        return self.side is not None and self.side in self._waiting_sides()
 
     @property
     def stage_since(self) -> float:
@@ -348,6 +672,11 @@ class ChallengeView:
         if self.side == Side.DEFENDER and self.state.defender is not None:
             return self.state.defender.character_id
         return None
+
+
+def _signed(reason: str, n: int) -> str:
+    """ "Bruised −1", "Sword +2": a modifier as phones show it."""
+    return f"{reason} {'+' if n > 0 else '−'}{abs(n)}"
 
 
 def bdi(text: str) -> str:

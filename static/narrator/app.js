@@ -193,17 +193,36 @@
     }
   }
 
+  // A form's data-lists names fields always sent as lists (htmx sends one
+  // checked box as a string, two as a list: "bids": ["Quick", "Tough"]);
+  // data-bools names fields sent as true/false ("cancel", "surprise").
+  function typedFields(form, params) {
+    if (!form || !form.dataset) return;
+    (form.dataset.lists || "").split(/\s+/).forEach(function (name) {
+      if (!name) return;
+      var value = params[name];
+      if (value === undefined) return; // not in this frame (a one-tap bid sends "bid")
+      params[name] = value === "" ? [] : Array.isArray(value) ? value : [value];
+    });
+    (form.dataset.bools || "").split(/\s+/).forEach(function (name) {
+      if (!name) return;
+      var value = params[name];
+      params[name] = value === true || value === "true" || value === "on";
+    });
+  }
+
   document.addEventListener("htmx:wsConfigSend", function (evt) {
     var params = evt.detail.parameters;
     var trigger = evt.detail.triggeringEvent;
     var submitter = trigger && trigger.submitter;
     if (submitter && submitter.name) params[submitter.name] = submitter.value;
+    var form = evt.detail.elt || (trigger && trigger.target);
+    typedFields(form, params);
     params.id = newId();
     evt.detail.headers = null; // htmx's HEADERS block is not used by the server
     // Sent now, or (socket closed) queued by htmx and first sent on the next open.
     remember(params.id, { body: JSON.stringify(params), at: Date.now(), tries: open ? 0 : -1 });
     if (open) expectAnswer();
-    var form = evt.detail.elt || (trigger && trigger.target);
     if (form && form.matches && form.matches("form[data-reset-on-ack]")) sentFrom.set(params.id, form);
     if (form && form.querySelectorAll) {
       form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });

@@ -2,7 +2,8 @@
 // only" filter (remembered per device), results folding to one line a few
 // minutes after they resolve, the roster's search box (the roster is filtered
 // here: 100 rows need no server search), the character panel (close, kept
-// current while open), and the Void dialog (a reason, then "Yes, void it").
+// current while open), and the Void and "Force a retest" dialogs (a reason, then
+// a confirming button).
 // The server places every row (challenges.views.dashboard_place); nothing here
 // reorders them.
 (function () {
@@ -94,39 +95,53 @@
     }, 300);
   }
 
-  // Void: the row's "Void…" opens one dialog for that challenge; the form
-  // (ws-send) needs a reason; the dialog closes when the server answers.
-  var dialog = $("void-dialog");
-  var voidForm = dialog && dialog.querySelector("form[data-void-form]");
-  var voidSent = null; // the id app.js gave the void we sent
+  // Void and "Force a retest": the row's button opens one dialog for that
+  // challenge (a reason, then a confirming button); the form (ws-send) needs a
+  // reason; the dialog closes when the server answers.
+  var dialogs = [
+    { dialog: $("void-dialog"), trigger: "[data-void]", id: "void", name: "voidName", label: "[data-void-name]" },
+    { dialog: $("force-dialog"), trigger: "[data-force-retest]", id: "forceRetest", name: "forceName", label: "[data-force-name]" },
+  ].filter(function (d) { return d.dialog; });
+  dialogs.forEach(function (d) {
+    d.form = d.dialog.querySelector("form[ws-send]");
+    d.sent = null; // the id app.js gave the action we sent
+  });
   document.addEventListener("click", function (evt) {
-    var button = evt.target.closest("[data-void]");
-    if (button && dialog) {
-      voidForm.reset();
-      voidForm.elements.challenge.value = button.dataset.void;
-      dialog.querySelector("[data-void-name]").textContent = button.dataset.voidName || "";
-      voidForm.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
-      dialog.showModal();
-      voidForm.elements.reason.focus();
+    for (var i = 0; i < dialogs.length; i++) {
+      var d = dialogs[i];
+      var button = evt.target.closest(d.trigger);
+      if (!button) continue;
+      d.form.reset();
+      d.form.elements.challenge.value = button.dataset[d.id];
+      d.dialog.querySelector(d.label).textContent = button.dataset[d.name] || "";
+      d.form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      d.dialog.showModal();
+      d.form.elements.reason.focus();
       return;
     }
-    if (evt.target.closest("[data-close-dialog]") && dialog) dialog.close();
+    var closer = evt.target.closest("[data-close-dialog]");
+    if (closer && closer.closest("dialog")) closer.closest("dialog").close();
   });
   document.addEventListener("htmx:wsConfigSend", function (evt) {
     var form = evt.detail.elt;
-    if (form && form === voidForm) voidSent = evt.detail.parameters.id; // set by app.js
+    dialogs.forEach(function (d) {
+      if (form && form === d.form) d.sent = evt.detail.parameters.id; // set by app.js
+    });
   });
 
   // app.js takes JSON frames (acks, errors) before htmx: they never reach wsAfterMessage.
   document.addEventListener("htmx:wsBeforeMessage", function (evt) {
     var message = evt.detail.message;
-    if (!voidSent || typeof message !== "string" || message.charAt(0) !== "{") return;
+    if (typeof message !== "string" || message.charAt(0) !== "{") return;
     var data;
     try { data = JSON.parse(message); } catch (e) { return; }
-    if (data.id === voidSent && (data.type === "ack" || data.type === "error")) {
-      voidSent = null;
-      if (dialog.open) dialog.close(); // an error shows in #notice, above the page
-    }
+    if (data.type !== "ack" && data.type !== "error") return;
+    dialogs.forEach(function (d) {
+      if (d.sent && data.id === d.sent) {
+        d.sent = null;
+        if (d.dialog.open) d.dialog.close(); // an error shows in #notice, above the page
+      }
+    });
   });
 
   document.addEventListener("htmx:wsAfterMessage", function (evt) {
