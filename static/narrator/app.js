@@ -195,7 +195,8 @@
 
   // A form's data-lists names fields always sent as lists (htmx sends one
   // checked box as a string, two as a list: "bids": ["Quick", "Tough"]);
-  // data-bools names fields sent as true/false ("cancel", "surprise").
+  // data-bools names fields sent as true/false ("cancel", "surprise");
+  // data-optional names fields left out when blank.
   function typedFields(form, params) {
     if (!form || !form.dataset) return;
     (form.dataset.lists || "").split(/\s+/).forEach(function (name) {
@@ -208,6 +209,14 @@
       if (!name) return;
       var value = params[name];
       params[name] = value === true || value === "true" || value === "on";
+    });
+    // data-optional: fields left out of the frame when blank, false or empty
+    // (a plain bid carries no "stakes": the frame has exactly its fields).
+    (form.dataset.optional || "").split(/\s+/).forEach(function (name) {
+      var value = params[name];
+      if (name && (value === "" || value === false || (Array.isArray(value) && !value.length))) {
+        delete params[name];
+      }
     });
   }
 
