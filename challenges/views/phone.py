@@ -3,7 +3,8 @@ her challenges as cards, the opponents she may challenge) and one changed
 card. Templates: ``challenges/play.html`` and ``play_live.html`` (with
 ``_phone_header.html``, ``_sheet.html``, ``_start.html``, ``_start_bids.html``,
 ``_opponent_chips.html``, ``_live.html``, ``_card.html``, ``_health.html``,
-``_time_out.html``), ``_card_frame.html`` and ``play_sheet_oob.html``."""
+``_time_out.html``, ``_retest_button.html``), ``_card_frame.html`` and
+``play_sheet_oob.html``."""
 
 from __future__ import annotations
 
