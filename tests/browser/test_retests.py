@@ -67,6 +67,46 @@ def _challenge(helen: Screen, grady: Screen, trait: str, category: str = "Physic
     return int(card.get_attribute("id").removeprefix("card-"))
 
 
+def test_a_lost_test_offers_only_the_loser_her_retests_and_the_narrator_a_forced_one(live, screens):
+    """met_classic: Helen (7 Physical) loses the first test to Grady (3): her
+    phone offers the overbid (she has at least double his count, seeds/000
+    "Overbidding") and "Accept: you lose", Grady's only waits; the dashboard
+    says whose move it is and asks twice before forcing a retest."""
+    assert _sql(live, "UPDATE characters_trait SET count = 1 WHERE name = 'Tough'") == 1
+    helen, grady, narrator = screens
+    pk = _challenge(helen, grady, "Quick")
+    grady.tap(grady.control("button", "Bid Resilient"))
+    grady.tap(grady.control("button", "Paper"))
+    helen.tap(helen.control("button", "Rock"))
+
+    helen_card, grady_card = helen.card(pk), grady.card(pk)
+    expect(helen_card.get_by_text("Overbid: risk one more Trait…")).to_be_visible()
+    expect(helen_card.get_by_role("button", name="Accept: you lose")).to_be_visible()
+    expect(helen_card.get_by_role("button", name="Rock")).to_have_count(0)
+    expect(grady_card).to_contain_text(
+        "Waiting on Helen for a retest or to accept the result", timeout=AT_ONCE
+    )
+    expect(grady_card.get_by_role("button")).to_have_count(0)
+    expect(grady_card.get_by_text("Overbid: risk one more Trait…")).to_have_count(0)
+    helen.tap(helen_card.get_by_text("Overbid: risk one more Trait…"))
+    expect(helen_card.get_by_role("spinbutton", name="Traits you declare")).to_have_value("7")
+    expect(helen_card.get_by_role("button", name="Overbid with Ferocious")).to_be_visible()
+    helen.page.screenshot(path=f"{SHOTS}/phone-overbid.png", full_page=True)
+    assert_usable(helen)
+
+    row = narrator.page.locator(f"#challenge-{pk}")
+    expect(row).to_contain_text("Waiting on Helen: may retest (Overbid) or accept", timeout=AT_ONCE)
+    narrator.tap(row.get_by_role("button", name=f"Force a retest of challenge {pk}"))
+    dialog = narrator.page.get_by_role("dialog")
+    expect(dialog).to_contain_text(f"Force a retest of #{pk} Helen vs Grady?")
+    expect(dialog.get_by_role("textbox", name="Reason")).to_be_focused()
+    narrator.page.screenshot(path=f"{SHOTS}/tablet-force-retest.png")
+    assert_usable(narrator)
+    narrator.tap(dialog.get_by_role("button", name="Cancel"))
+    expect(dialog).to_be_hidden()
+    expect(row).to_contain_text("Waiting on Helen: may retest (Overbid) or accept")
+
+
 @needs_moves
 def test_a_negative_trait_call_and_an_overbid_with_its_second_test(live, screens):
     """met_classic: Grady names Helen's Clumsy (correct: she adds a Trait);
