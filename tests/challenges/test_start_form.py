@@ -1,0 +1,58 @@
+"""The "Challenge someone" form under the chronicle's rule options: two bids
+when she must bid two (``met_classic`` Bruised or Wounded, seeds/000
+"Health"), Surprise only where the ruleset has it (``ukm``, seeds/004)."""
+
+from __future__ import annotations
+
+import pytest
+from django.template.loader import render_to_string
+
+from challenges.views.phone import play_context, start_options
+from characters.models import Presence
+from characters.services import character_sheet
+
+
+def _form(game, name: str = "grady") -> str:
+    context = play_context(game[name], game["session"])
+    return render_to_string("challenges/_start.html", context)
+
+
+def _hurt(game, level: int) -> None:
+    Presence.objects.update_or_create(
+        session=game["session"], character=game["grady"], defaults={"health": level}
+    )
+
+
+@pytest.mark.django_db
+def test_a_healthy_character_challenges_with_one_tap_on_a_trait(game):
+    html = _form(game)
+    assert 'aria-label="Challenge with Tough (Physical)"' in html
+    assert 'type="checkbox" name="bids"' not in html and 'name="surprise"' not in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("level, label", [(1, "Bruised"), (2, "Wounded")])
+def test_a_hurt_met_classic_character_bids_two_traits(game, level, label):
+    _hurt(game, level)
+    html = _form(game)
+    assert f"{label}: bid two Traits, then tap Challenge." in html
+    assert html.count('type="checkbox" name="bids"') == 3  # Resilient, Tough, Witty
+    assert 'name="category" value="physical"' in html and 'data-lists="bids"' in html
+    assert "Challenge with Tough (Physical)" not in html
+
+
+@pytest.mark.django_db
+def test_under_ukm_a_bruised_character_bids_one_and_may_declare_surprise(game):
+    game["chronicle"].ruleset = "ukm"
+    game["chronicle"].save()
+    game["session"].refresh_from_db()
+    _hurt(game, 1)
+    html = _form(game)
+    assert 'aria-label="Challenge with Tough (Physical)"' in html
+    assert 'name="surprise"' in html and 'data-optional="surprise weapon"' in html
+
+
+@pytest.mark.django_db
+def test_without_a_session_the_form_offers_one_bid_and_no_surprise(game):
+    options = start_options(character_sheet(game["grady"], None))
+    assert options["bids_needed"] == 1 and not options["surprise_allowed"]
