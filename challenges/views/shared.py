@@ -230,6 +230,9 @@ class ChallengeView:
             return name(self.challenger_name)
         if stage in (Stage.RESPONSE, Stage.DECLARE_DEFENDER):
             return name(self.defender_name)
+        if stage in (Stage.RETEST, Stage.RETEST_ANSWER):
+            side = self.state.waiting_on
+            return name(self.challenger_name if side == Side.CHALLENGER else self.defender_name)
         test = self.state.current_test
         names = []
         if test is None or test.challenger_throw is None:
@@ -247,6 +250,8 @@ class ChallengeView:
             Stage.THROWS: "a throw",
             Stage.DECLARE_CHALLENGER: "a Trait count",
             Stage.DECLARE_DEFENDER: "a Trait count",
+            Stage.RETEST: "a retest or accept",
+            Stage.RETEST_ANSWER: "an answer to a retest",
             Stage.RESOLVED: "",
         }[self.state.stage]
 
