@@ -107,6 +107,28 @@ def OptionalText(limit: int) -> Any:  # noqa: N802
     return Annotated[Text(limit) | None, BeforeValidator(_blank_is_none), Field(default=None)]
 
 
+def OptionalRef(limit: int) -> Any:  # noqa: N802
+    """Like ``Ref`` but may be missing or empty (then None)."""
+    return Annotated[Ref(limit) | None, BeforeValidator(_blank_is_none), Field(default=None)]
+
+
+def _listed(value: Any) -> Any:
+    # A form with one checked box sends a string where several send a list.
+    if isinstance(value, str):
+        return [value] if clean_text(value) else []
+    return value
+
+
+def Refs(limit: int, most: int) -> Any:  # noqa: N802
+    """A list of at most ``most`` names like ``Ref(limit)`` (a single string is a
+    list of one); missing is None."""
+    return Annotated[
+        list[Ref(limit)] | None, BeforeValidator(_listed), Field(default=None, max_length=most)
+    ]
+
+
+Flag = Annotated[bool, BeforeValidator(_flag)]
+
 Throw = Literal["rock", "paper", "scissors"]
 OptionalThrow = Annotated[Throw | None, BeforeValidator(_blank_is_none)]
 
@@ -124,18 +146,83 @@ class Action(BaseModel):
 
 class ChallengeOpen(Action):
     """A player challenges a present character: ``bid`` is "category:Trait" (the
-    phone's buttons) or a Trait name with ``category``."""
+    phone's buttons) or a Trait name with ``category``; ``bids`` the same when
+    she must bid two. Optional: Surprise, the weapon she wields, the power
+    she uses."""
 
     defender: Number
-    bid: Ref(120)
+    bid: OptionalRef(120)
+    bids: Refs(120, 5)
     category: OptionalText(20)
-    is_attack: Annotated[bool, BeforeValidator(_flag)] = False
+    is_attack: Flag = False
     stakes: OptionalText(300)
+    surprise: Flag = False
+    weapon: OptionalRef(100)
+    power: OptionalText(100)
 
 
 class ChallengeBid(Action):
+    """The defender answers (or a static challenge's player bids): ``bid`` or
+    ``bids``, her stated action (``stakes``) and weapon."""
+
     challenge: Number
-    bid: Ref(100)
+    bid: OptionalRef(100)
+    bids: Refs(100, 5)
+    stakes: OptionalText(300)
+    weapon: OptionalRef(100)
+
+
+class ChallengeNegative(Action):
+    """Name a Negative Trait of the other side (free text)."""
+
+    challenge: Number
+    name: Text(100)
+
+
+class ChallengeAddBid(Action):
+    """Add the Traits a Negative Trait call made her owe."""
+
+    challenge: Number
+    bid: OptionalRef(100)
+    bids: Refs(100, 5)
+
+
+class ChallengeBlood(Action):
+    challenge: Number
+    amount: Number
+
+
+class ChallengePreempt(Action):
+    challenge: Number
+    gift: Text(100)
+
+
+class ChallengeRetest(Action):
+    """Call a retest: an overbid (with the new Trait risked, ``trait`` or
+    ``traits``, and a count), an ability or Discipline retest (``name``), a
+    Willpower retest."""
+
+    challenge: Number
+    kind: Literal["overbid", "ability", "discipline", "willpower"]
+    trait: OptionalRef(100)
+    traits: Refs(100, 1)
+    count: OptionalNumber = None
+    name: OptionalRef(100)
+
+
+class ChallengeAnswer(Action):
+    """Answer a retest: a count against an overbid, an Ability (``name``), or
+    ``cancel`` with the same Discipline."""
+
+    challenge: Number
+    count: OptionalNumber = None
+    name: OptionalRef(100)
+    cancel: Flag = False
+
+
+class ChallengeForceRetest(Action):
+    challenge: Number
+    reason: OptionalText(300)
 
 
 class ChallengeRelent(Action):
@@ -196,6 +283,14 @@ SCHEMAS: dict[str, type[Action]] = {
     "challenge.relent": ChallengeRelent,
     "challenge.throw": ChallengeThrow,
     "challenge.declare": ChallengeDeclare,
+    "challenge.negative": ChallengeNegative,
+    "challenge.add_bid": ChallengeAddBid,
+    "challenge.blood": ChallengeBlood,
+    "challenge.preempt": ChallengePreempt,
+    "challenge.retest": ChallengeRetest,
+    "challenge.answer": ChallengeAnswer,
+    "challenge.accept": ChallengeRelent,
+    "challenge.force_retest": ChallengeForceRetest,
     "session.time_out": SessionSwitch,
     "session.resume": SessionSwitch,
     "static.open": StaticOpen,
@@ -226,6 +321,8 @@ def _plain(error: ValidationError) -> str:
     kind = first["type"]
     if kind == "literal_error" and name == "status":
         words = "must be present, break or absent"
+    elif kind == "literal_error" and name == "kind":
+        words = "must be overbid, ability, discipline or willpower"
     elif kind in _WORDS:
         words = _WORDS[kind]
     elif kind == "value_error":  # our validators' own words

@@ -55,6 +55,32 @@ def _field(message: dict, name: str, kind: type, *, required: bool = True, limit
     return value
 
 
+def _names(message: dict, name: str, single: str | None = None, *, most: int = 5) -> list[str]:
+    """A list of Trait names from ``message[name]`` (or, if absent, the one name
+    in ``message[single]``): at most ``most`` non-empty strings of at most
+    100 characters each; BadMessage otherwise. [] when neither is given."""
+    value = message.get(name)
+    if value is None and single is not None:
+        one = message.get(single)
+        value = [] if one in (None, "") else [one]
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if (
+        not isinstance(value, list)
+        or len(value) > most
+        or not all(isinstance(v, str) and 0 < len(v) <= 100 for v in value)
+    ):
+        raise BadMessage(f"'{name}' must be a list of Trait names.")
+    return value
+
+
+def _flag(message: dict, name: str) -> bool:
+    """A checkbox or boolean field: True for true, "on", "true", "1"."""
+    return message.get(name) in (True, "on", "true", "1")
+
+
 class BaseConsumer(AsyncWebsocketConsumer):
     """Shared frame handling: size cap, JSON parsing, dispatch, acks and errors."""
 

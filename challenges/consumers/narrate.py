@@ -32,6 +32,7 @@ class NarrateConsumer(BaseConsumer):
         "static.open": "open_static",
         "simple.open": "open_simple",
         "challenge.void": "void",
+        "challenge.force_retest": "force_retest",
         "session.start": "start_session",
         "session.end": "end_session",
         "presence.set": "set_presence",
@@ -278,6 +279,19 @@ class NarrateConsumer(BaseConsumer):
         if not reason:
             raise BadMessage("Give a reason to void a challenge: it is kept in the history.")
         services.challenge_void(
+            challenge_id=_field(message, "challenge", int),
+            reason=reason,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def force_retest(self, message: dict, msg_id: str) -> None:
+        # A ruling: like a void, it needs a reason for the history.
+        reason = (_field(message, "reason", str, required=False) or "").strip()
+        if not reason:
+            raise BadMessage("Give a reason to force a retest: it is kept in the history.")
+        services.challenge_force_retest(
             challenge_id=_field(message, "challenge", int),
             reason=reason,
             user=self.scope["user"],

@@ -14,7 +14,7 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
 from challenges import heartbeat, services, views
-from challenges.consumers.base import BadMessage, BaseConsumer, _field
+from challenges.consumers.base import BadMessage, BaseConsumer, _field, _flag, _names
 from challenges.realtime import character_group, chronicle_group, session_group
 from challenges.views.phone import _with_sheet
 from characters.services import character_sheet
@@ -47,6 +47,13 @@ class PlayConsumer(BaseConsumer):
         "challenge.relent": "relent",
         "challenge.throw": "throw",
         "challenge.declare": "declare",
+        "challenge.negative": "negative",
+        "challenge.add_bid": "add_bid",
+        "challenge.blood": "blood",
+        "challenge.preempt": "preempt",
+        "challenge.retest": "retest",
+        "challenge.answer": "answer",
+        "challenge.accept": "accept_result",
     }
 
     async def connect(self) -> None:
@@ -276,41 +283,59 @@ class PlayConsumer(BaseConsumer):
     def open_challenge(self, message: dict, msg_id: str) -> None:
         session = self._require_session()
         defender = views.character_in_session(session, _field(message, "defender", int))
-        # The phone's Trait buttons carry "category:Trait"; a category field wins.
-        bid = _field(message, "bid", str, limit=120)
+        # The phone's Trait buttons carry "category:Trait" (in "bid", or each of
+        # "bids" when her wounds ask two); a category field wins.
+        bids = [b for b in _names(message, "bids", "bid") if b]
+        if not bids:
+            raise BadMessage("Choose a Trait to bid.")
         category = _field(message, "category", str, required=False, limit=20)
         if category is None:
-            category, colon, bid = bid.partition(":")
-            if not colon or not bid:
-                raise BadMessage("Choose a Trait to bid.")
+            categories = set()
+            names = []
+            for bid in bids:
+                part, colon, name = bid.partition(":")
+                if not colon or not name:
+                    raise BadMessage("Choose a Trait to bid.")
+                categories.add(part)
+                names.append(name)
+            if len(categories) != 1:
+                raise BadMessage("Bid Traits of one category.")
+            category, bids = categories.pop(), names
         services.challenge_open(
             session=session,
             challenger=self.character,
             defender=defender,
             category=category,
-            bids=[bid],
-            is_attack=message.get("is_attack") in (True, "on", "true", "1"),
+            bids=bids,
+            is_attack=_flag(message, "is_attack"),
             stakes=_field(message, "stakes", str, required=False) or "",
+            surprise=_flag(message, "surprise"),
+            weapon=_field(message, "weapon", str, required=False, limit=100) or "",
+            power=_field(message, "power", str, required=False, limit=100) or "",
             user=self.scope["user"],
             msg_id=msg_id,
         )
 
     @database_sync_to_async
     def bid(self, message: dict, msg_id: str) -> None:
+        bids = _names(message, "bids", "bid")
+        if not bids:
+            raise BadMessage("Choose a Trait to bid.")
         services.challenge_bid(
             challenge_id=_field(message, "challenge", int),
             character=self.character,
-            bids=[_field(message, "bid", str, limit=100)],
+            bids=bids,
+            stakes=_field(message, "stakes", str, required=False) or "",
+            weapon=_field(message, "weapon", str, required=False, limit=100) or "",
             user=self.scope["user"],
             msg_id=msg_id,
         )
 
     @database_sync_to_async
     def relent(self, message: dict, msg_id: str) -> None:
-        services.challenge_bid(
+        services.challenge_relent(
             challenge_id=_field(message, "challenge", int),
             character=self.character,
-            bids=None,
             user=self.scope["user"],
             msg_id=msg_id,
         )
@@ -331,6 +356,80 @@ class PlayConsumer(BaseConsumer):
             challenge_id=_field(message, "challenge", int),
             character=self.character,
             count=_field(message, "count", int, required=False),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def negative(self, message: dict, msg_id: str) -> None:
+        services.challenge_negative(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            name=_field(message, "name", str, limit=100),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def add_bid(self, message: dict, msg_id: str) -> None:
+        services.challenge_add_bids(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            bids=_names(message, "bids", "bid"),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def blood(self, message: dict, msg_id: str) -> None:
+        services.challenge_blood(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            amount=_field(message, "amount", int),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def preempt(self, message: dict, msg_id: str) -> None:
+        services.challenge_preempt(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            gift=_field(message, "gift", str, limit=100),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def retest(self, message: dict, msg_id: str) -> None:
+        services.challenge_retest(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            kind=_field(message, "kind", str, limit=20),
+            traits=_names(message, "traits", "trait", most=1),
+            count=_field(message, "count", int, required=False),
+            name=_field(message, "name", str, required=False, limit=100) or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def answer(self, message: dict, msg_id: str) -> None:
+        services.challenge_answer(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            count=_field(message, "count", int, required=False),
+            name=_field(message, "name", str, required=False, limit=100) or "",
+            cancel=_flag(message, "cancel"),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def accept_result(self, message: dict, msg_id: str) -> None:
+        services.challenge_accept(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
             user=self.scope["user"],
             msg_id=msg_id,
         )

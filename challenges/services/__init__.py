@@ -11,9 +11,11 @@ A refused move raises and rolls everything back, message id included.
 
 One module per flow, each a set of ``<entity>_<action>`` functions:
 :mod:`~challenges.services.opposed` (a player's challenge: open, bid, throw,
-declare), :mod:`~challenges.services.static` (a narrator's static challenge
-and simple test), :mod:`~challenges.services.rulings` (void, Time out,
-Resume), :mod:`~challenges.services.session` (start, end, who is here) and
+declare), :mod:`~challenges.services.retests` (between bids and result: relent,
+Negative Traits, added bids, Blood, Rage, retests and answers, accept),
+:mod:`~challenges.services.static` (a narrator's static challenge
+and simple test), :mod:`~challenges.services.rulings` (void, forced
+retest, Time out, Resume), :mod:`~challenges.services.session` (start, end, who is here) and
 :mod:`~challenges.services.traits` (Traits at risk, for sheet edits). The
 machinery they share is private: ``_core`` (errors, message ids, locks,
 checks), ``_reads`` (a move's plain-SQL reads, ``combatants``) and ``_writes``
@@ -37,7 +39,22 @@ from challenges.services.opposed import (
     challenge_open,
     challenge_throw,
 )
-from challenges.services.rulings import challenge_void, session_resume, session_time_out
+from challenges.services.retests import (
+    challenge_accept,
+    challenge_add_bids,
+    challenge_answer,
+    challenge_blood,
+    challenge_negative,
+    challenge_preempt,
+    challenge_relent,
+    challenge_retest,
+)
+from challenges.services.rulings import (
+    challenge_force_retest,
+    challenge_void,
+    session_resume,
+    session_time_out,
+)
 from challenges.services.session import (
     SESSION_ENDED_REASON,
     presence_set,
@@ -58,9 +75,18 @@ __all__ = [
     "AlreadyDone",
     "OpenBid",
     "RiskKey",
+    "challenge_accept",
+    "challenge_add_bids",
+    "challenge_answer",
     "challenge_bid",
+    "challenge_blood",
     "challenge_declare",
+    "challenge_force_retest",
+    "challenge_negative",
     "challenge_open",
+    "challenge_preempt",
+    "challenge_relent",
+    "challenge_retest",
     "challenge_throw",
     "challenge_void",
     "combatant",

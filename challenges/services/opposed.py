@@ -42,12 +42,18 @@ def challenge_open(
     bids: Sequence[str],
     is_attack: bool = False,
     stakes: str = "",
+    surprise: bool = False,
+    weapon: str = "",
+    power: str = "",
     user,
     msg_id: str,
 ) -> Challenge:
     """A player challenges another character present tonight.
 
-    ``bids`` are Trait names of ``category`` ("physical", "social", "mental").
+    ``bids`` are Trait names of ``category`` ("physical", "social", "mental"),
+    two when her wounds ask it (``met_classic``). ``surprise`` (``ukm``), the
+    ``weapon`` she wields (one of her sheet's) and the ``power`` she uses are
+    shown to the defender before she answers (seeds/004 Surprise, "Weapons").
     Raises ActionRefused (not her character, not present, time out), RulesError
     (an illegal bid), AlreadyDone (repeated ``msg_id``). seeds/000 "Challenges".
     """
@@ -83,6 +89,9 @@ def challenge_open(
             bids=bids,
             is_attack=bool(is_attack),
             stakes=str(stakes)[:MAX_STAKES],
+            surprise=bool(surprise),
+            weapon=str(weapon or "")[:100],
+            power=str(power or "")[:100],
             now=_now(),
         )
         challenge = Challenge(
@@ -102,10 +111,13 @@ def challenge_bid(
     challenge_id: int,
     character: Character,
     bids: Sequence[str] | None,
+    stakes: str = "",
+    weapon: str = "",
     user,
     msg_id: str,
 ) -> Challenge:
-    """The defender answers an opposed challenge, or the player of a static
+    """The defender answers an opposed challenge (with her stated action,
+    ``stakes``, and the ``weapon`` she wields), or the player of a static
     challenge bids. ``bids`` empty or None = relent (seeds/000 "Relenting")."""
     bids = _clean_bids(bids)
 
@@ -114,7 +126,13 @@ def challenge_bid(
         if state.kind == Kind.STATIC and side == Side.CHALLENGER:
             return rules.bid(state, bids=bids or None, now=_now())
         if side == Side.DEFENDER:
-            return rules.respond(state, bids=bids or None, now=_now())
+            return rules.respond(
+                state,
+                bids=bids or None,
+                stakes=str(stakes or "")[:MAX_STAKES],
+                weapon=str(weapon or "")[:100],
+                now=_now(),
+            )
         raise rules.RulesError("It is not your turn to bid.")
 
     return _move(

@@ -1,4 +1,5 @@
-"""A narrator's rulings, allowed during a time out: void a challenge, call
+"""A narrator's rulings, allowed during a time out: void a challenge, force a
+retest, call
 Time out and Resume for the whole session. seeds/000 "Time Out"."""
 
 from __future__ import annotations
@@ -29,6 +30,27 @@ def challenge_void(*, challenge_id: int, reason: str = "", user, msg_id: str) ->
         user=user,
         msg_id=msg_id,
         action="challenge.void",
+        move=move,
+        reads=READS_NOTHING,
+        for_play=False,
+    )
+
+
+def challenge_force_retest(*, challenge_id: int, reason: str = "", user, msg_id: str) -> Challenge:
+    """A narrator forces a retest of a challenge whose test is being settled
+    (a dispute ruled), outside every retest limit; the reason is logged.
+    Allowed during a time out. Raises RulesError when there is no test to
+    hold again."""
+
+    def move(challenge: Challenge, state: ChallengeState) -> Transition:
+        _ensure_narrator(user, Chronicle(pk=challenge.session_chronicle_id))
+        return rules.narrator_retest(state, reason=str(reason)[:MAX_STAKES], now=_now())
+
+    return _move(
+        challenge_id=challenge_id,
+        user=user,
+        msg_id=msg_id,
+        action="challenge.force_retest",
         move=move,
         reads=READS_NOTHING,
         for_play=False,

@@ -81,7 +81,7 @@ def played(game):
         user=game["grady_player"],
         msg_id=_id(),
     )
-    voided = opposed_challenge(session, grady, helen, bid="Witty", category="social")
+    voided = opposed_challenge(session, helen, grady, bid="Alluring", category="social")
     services.challenge_void(
         challenge_id=voided.pk, reason="dispute", user=game["narrator"], msg_id=_id()
     )

@@ -92,7 +92,8 @@ def _state(challenge_id: int) -> dict:
 
 async def _play_out(challenge_id: int, seats: dict[int, Seat], rng: random.Random) -> None:
     """Drive one challenge to its end: bids, throws (one side at a time, with a
-    pause so every frame between the two throws is seen), ties declared."""
+    pause so every frame between the two throws is seen), ties declared,
+    retests taken or accepted."""
     for _ in range(40):
         state = await _state(challenge_id)
         stage = state["stage"]
@@ -130,6 +131,21 @@ async def _play_out(challenge_id: int, seats: dict[int, Seat], rng: random.Rando
             reply = await seats[challenger].act("challenge.declare", challenge=str(challenge_id))
         elif stage == "declare_defender":
             reply = await seats[defender].act("challenge.declare", challenge=str(challenge_id))
+        elif stage == "retest":  # the loser of a test may overbid: she sometimes does
+            loser = challenger if state["retest_side"] == "challenger" else defender
+            if rng.random() < 0.5:
+                reply = await seats[loser].act("challenge.accept", challenge=str(challenge_id))
+            else:
+                trait = {"physical": "Strong", "social": "Sly", "mental": "Sharp"}
+                reply = await seats[loser].act(
+                    "challenge.retest",
+                    challenge=str(challenge_id),
+                    kind="overbid",
+                    traits=[trait[state["category"]]],
+                )
+        elif stage == "retest_answer":
+            other = defender if state["pending"]["side"] == "challenger" else challenger
+            reply = await seats[other].act("challenge.answer", challenge=str(challenge_id))
         else:
             raise AssertionError(stage)
         assert reply["type"] == "ack", (stage, reply)
