@@ -333,8 +333,12 @@ class ChallengeView:
         state = self.state
         lines: list[SafeString] = []
 
-        def who(side: Side) -> SafeString:
-            return mark_safe(self._who(side, bdi))  # names went through bdi()
+        def who(side: Side, mid: bool = False) -> SafeString:
+            """The side's name, or "You" ("you" in mid-sentence)."""
+            text = self._who(side, bdi)
+            return mark_safe(
+                "you" if mid and side == self.side else text
+            )  # names went through bdi()
 
         c, d = Side.CHALLENGER, Side.DEFENDER
         if state.surprise:
@@ -356,7 +360,7 @@ class ChallengeView:
             lines.append(
                 format_html(
                     "If {} {}: “<bdi>{}</bdi>”.",
-                    who(d) if d != self.side else "you",
+                    who(d, mid=True),
                     self._verb(d, "win", "wins"),
                     state.defender_stakes,
                 )
@@ -367,14 +371,16 @@ class ChallengeView:
             if not call.correct:
                 result = format_html(
                     "wrong: {} {}",
-                    who(caller),
+                    who(caller, mid=True),
                     self._verb(caller, "risk", "risks") + " one more Trait"
                     if classic
                     else self._verb(caller, "are", "is") + " one Trait down",
                 )
             elif classic and call.matched:
                 result = format_html(
-                    "correct: {} {} one more Trait", who(other), self._verb(other, "bid", "bids")
+                    "correct: {} {} one more Trait",
+                    who(other, mid=True),
+                    self._verb(other, "bid", "bids"),
                 )
             elif classic:
                 result = format_html(
@@ -383,7 +389,9 @@ class ChallengeView:
                 )
             else:
                 result = format_html(
-                    "correct: {} {} one Trait down", who(other), self._verb(other, "are", "is")
+                    "correct: {} {} one Trait down",
+                    who(other, mid=True),
+                    self._verb(other, "are", "is"),
                 )
             lines.append(
                 format_html(

@@ -142,7 +142,7 @@ def test_a_negative_trait_call_and_an_overbid_with_its_second_test(live, screens
 
     # Correct: Helen must add one more Trait before anyone throws.
     expect(helen_card).to_contain_text(
-        "Grady names the Negative Trait Clumsy: correct: You bid one more Trait.", timeout=AT_ONCE
+        "Grady names the Negative Trait Clumsy: correct: you bid one more Trait.", timeout=AT_ONCE
     )
     expect(helen_card.get_by_text("Add one more Trait to your bid")).to_be_visible()
     expect(helen.control("button", "Rock")).to_have_count(0)

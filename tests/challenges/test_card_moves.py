@@ -198,7 +198,7 @@ def test_a_correct_call_under_met_classic_makes_the_other_add_one_more_trait():
     state = rules.call_negative(state, side=C, name="Cowardly", now=NOW).state
     grady_card = card(state, D)
     assert "Helen names the Negative Trait Cowardly" in text(grady_card)
-    assert "correct: You bid one more Trait" in text(grady_card)
+    assert "correct: you bid one more Trait" in text(grady_card)
     assert "Add one more Trait to your bid" in grady_card and "challenge.add_bid" in actions(
         grady_card
     )
@@ -212,7 +212,7 @@ def test_a_correct_call_under_met_classic_makes_the_other_add_one_more_trait():
 def test_a_wrong_call_under_ukm_puts_the_caller_one_trait_down_on_both_cards():
     state = answered(opened("ukm"))
     state = rules.call_negative(state, side=D, name="Cowardly", now=NOW).state
-    assert "wrong: You are one Trait down" in text(card(state, D))
+    assert "wrong: you are one Trait down" in text(card(state, D))
     assert "Grady: Cowardly: wrong call −1" in text(card(state, C))
     assert "Grady: Cowardly: wrong call −1" in text(row(state))
 
@@ -338,3 +338,27 @@ def test_a_plain_challenge_costs_the_defender_two_taps():
     state = answered(state)
     html = card(state, D)
     assert re.search(r'<button name="throw" value="rock"', html)  # one tap sends the throw
+
+
+def test_the_defenders_stated_action_and_weapon_reach_the_challenger():
+    state = rules.respond(
+        opened("ukm"), bids=["Tough"], stakes="I throw you out", weapon="Sword", now=NOW
+    ).state
+    html = text(card(state, C))
+    assert "If Grady wins: “I throw you out”." in html and "Grady uses Sword." in html
+    assert "Grady: Sword +2" not in html  # no Melee: the bonus does not count (seeds/004)
+    assert "If you win: “I throw you out”." in text(card(state, D))
+
+
+def test_an_unmatched_call_makes_the_callers_bid_safe_under_met_classic():
+    bare = grady(
+        traits=(
+            TraitHolding("Tough", "physical", 1, trait_id=21),
+            TraitHolding("Cowardly", "physical", 1, negative=True),
+        )
+    )
+    state = answered(opened("met_classic", defender=bare))
+    state = rules.call_negative(state, side=C, name="Cowardly", now=NOW).state
+    assert "nothing left to add: your bid is safe and counts one more Trait" in text(card(state, C))
+    assert "nothing left to add: Helen’s bid is safe" in text(card(state, D))
+    assert "You: Cowardly: not matched +1" in text(card(state, C))
