@@ -115,6 +115,22 @@ def test_a_lost_test_offers_only_the_loser_her_retests_and_the_narrator_a_forced
     expect(dialog).to_be_hidden()
     expect(row).to_contain_text("Waiting on Helen: may retest (Overbid) or accept")
 
+    # Asked again, with a reason: the test is held again at once.
+    narrator.tap(row.get_by_role("button", name=f"Force a retest of challenge {pk}"))
+    dialog.get_by_role("textbox", name="Reason").fill("Grady's throw was late")
+    narrator.tap(dialog.get_by_role("button", name="Yes, force a retest"))
+    expect(dialog).to_be_hidden(timeout=AT_ONCE)
+    expect(row).to_contain_text("Test 2 (Narrator's retest)", timeout=AT_ONCE)
+    expect(helen_card).to_contain_text("Test 2: Narrator's retest", timeout=AT_ONCE)
+    grady.tap(grady.control("button", "Paper"))
+    helen.tap(helen.control("button", "Rock"))
+    # Lost again: she accepts; nothing more is offered to anyone.
+    helen.tap(helen_card.get_by_role("button", name="Accept: you lose"))
+    expect(helen_card.get_by_role("status")).to_have_text("You lose: your Quick is lost.")
+    expect(row.get_by_role("status")).to_have_text("Grady wins. Helen loses Quick.")
+    for screen in (helen, grady):
+        expect(screen.card(pk).get_by_role("button")).to_have_count(0)
+
 
 @needs_moves
 def test_a_negative_trait_call_and_an_overbid_with_its_second_test(live, screens):
