@@ -55,13 +55,16 @@ def start_options(sheet: Sheet) -> dict:
     under her chronicle's rule options: ``bids_needed`` (2 when she must bid
     two Traits: ``met_classic`` Bruised or Wounded, seeds/000 "Health"),
     ``health_label`` ("Bruised"), ``surprise_allowed`` (``ukm``: the
-    challenger may declare Surprise, seeds/004), ``weapons`` (hers, when the
+    challenger may declare Surprise, seeds/004), ``power_asked`` (``ukm``: the
+    power she uses, which a Willpower retest makes its defender immune to),
+    ``weapons`` (hers, when the
     sheet lists any). No session: one bid, no Surprise. At most one query
     (her chronicle's ruleset, once per session object)."""
     out = {
         "bids_needed": 1,
         "health_label": sheet.health.label,
         "surprise_allowed": False,
+        "power_asked": False,
         "weapons": list(getattr(sheet, "weapons", None) or []),
     }
     if sheet.session is None:
@@ -73,6 +76,7 @@ def start_options(sheet: Sheet) -> dict:
     me = Combatant(sheet.character.pk, sheet.character.name, traits=(), health=sheet.health)
     out["bids_needed"] = bids_required(me, ruleset)
     out["surprise_allowed"] = ruleset.options.surprise
+    out["power_asked"] = ruleset.options.willpower_retest
     return out
 
 

@@ -28,6 +28,7 @@ def test_a_healthy_character_challenges_with_one_tap_on_a_trait(game):
     html = _form(game)
     assert 'aria-label="Challenge with Tough (Physical)"' in html
     assert 'type="checkbox" name="bids"' not in html and 'name="surprise"' not in html
+    assert 'name="power"' not in html
 
 
 @pytest.mark.django_db
@@ -49,7 +50,8 @@ def test_under_ukm_a_bruised_character_bids_one_and_may_declare_surprise(game):
     _hurt(game, 1)
     html = _form(game)
     assert 'aria-label="Challenge with Tough (Physical)"' in html
-    assert 'name="surprise"' in html and 'data-optional="surprise weapon"' in html
+    assert 'name="surprise"' in html and 'data-optional="surprise weapon power"' in html
+    assert 'name="power"' in html
 
 
 @pytest.mark.django_db
