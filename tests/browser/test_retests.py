@@ -230,6 +230,50 @@ def _ukm(live, *, willpower: int = 0) -> None:
 
 
 @needs_moves
+def test_a_ukm_wrong_call_and_an_announced_overbid(live, screens):
+    """ukm with what every sheet has: Helen names a Negative Trait Grady does
+    not have (she is one Trait down, seeds/004 "Negative Traits"), loses the
+    first test, and overbids by announcing her count; Grady's 3 is not more
+    than half of 6, so the second test is held (seeds/004 "Challenge
+    Re-Tests")."""
+    _ukm(live)
+    assert _sql(live, "UPDATE characters_trait SET count = 1 WHERE name = 'Tough'") == 1
+    helen, grady, narrator = screens
+    pk = _challenge(helen, grady, "Quick")
+    helen_card, grady_card = helen.card(pk), grady.card(pk)
+    row = narrator.page.locator(f"#challenge-{pk}")
+    # ukm: either side may relent until the first test is thrown open.
+    expect(helen_card.get_by_text("Relent…")).to_be_visible()
+    grady.tap(grady.control("button", "Bid Resilient"))
+
+    helen.tap(helen_card.get_by_text("Name a Negative Trait…"))
+    helen_card.get_by_role("textbox", name="Negative Trait of Grady").fill("Cowardly")
+    helen.tap(helen_card.get_by_role("button", name="Name it"))
+    expect(helen_card).to_contain_text(
+        "You name the Negative Trait Cowardly: wrong: you are one Trait down.", timeout=AT_ONCE
+    )
+    expect(grady_card).to_contain_text("Helen: Cowardly: wrong call −1", timeout=AT_ONCE)
+    expect(row).to_contain_text("Helen: Cowardly: wrong call −1", timeout=AT_ONCE)
+
+    grady.tap(grady.control("button", "Paper"))
+    helen.tap(helen.control("button", "Rock"))
+    helen.tap(helen_card.get_by_text("Overbid: announce your Traits…"))
+    announced = helen_card.get_by_role("spinbutton", name="Traits you announce")
+    expect(announced).to_have_value("6")  # 7 Physical, one down for the wrong call
+    helen.page.screenshot(path=f"{SHOTS}/phone-ukm-overbid.png", full_page=True)
+    assert_usable(helen)
+    helen.tap(helen_card.get_by_role("button", name="Overbid", exact=True))
+    expect(grady_card).to_contain_text("Helen overbids: announces 6 Traits.", timeout=AT_ONCE)
+    expect(row).to_contain_text("Waiting on Grady to answer an overbid")
+    grady.tap(grady_card.get_by_role("button", name="Declare"))
+    expect(row).to_contain_text("Test 2 (Overbid, Helen)", timeout=AT_ONCE)
+    grady.tap(grady.control("button", "Scissors"))
+    helen.tap(helen.control("button", "Rock"))
+    expect(helen_card.get_by_role("status")).to_contain_text("You win")
+    expect(row.get_by_role("status")).to_contain_text("Helen wins.")
+
+
+@needs_moves
 def test_a_ukm_ability_retest(live, screens):
     """ukm: Helen loses the first test and retests with Brawl 2; Grady has no
     Ability to answer with, so the retest is held (seeds/004 "Retrying The
