@@ -220,6 +220,44 @@ def test_a_plain_challenge_stays_within_its_tap_budget(live, screens):
     assert (helen.taps, grady.taps) == (3, 2)
 
 
+def test_a_bruised_character_bids_two_traits_to_answer_and_to_challenge(live, screens):
+    """met_classic: Bruised or Wounded, she bids two Traits (seeds/000
+    "Health"): two boxes and one button, on a card and on "Challenge someone";
+    the phone sends both as one list."""
+    helen, grady, narrator = screens
+    assert (
+        _sql(
+            live,
+            "UPDATE characters_presence SET health = 1 WHERE character_id = "
+            "(SELECT id FROM characters_character WHERE name = 'Grady')",
+        )
+        == 1
+    )
+    grady.page.reload()
+    grady.connected()
+    expect(grady.page.locator("section.who")).to_contain_text("Health: Bruised")
+    pk = _challenge(helen, grady, "Quick")
+    grady_card = grady.card(pk)
+    expect(grady_card).to_contain_text("Bruised: bid two Physical Traits", timeout=AT_ONCE)
+    expect(grady_card.get_by_role("button", name="Bid Tough")).to_have_count(0)
+    grady.page.screenshot(path=f"{SHOTS}/phone-bid-two.png", full_page=True)
+    assert_usable(grady)
+    grady.tap(grady_card.get_by_role("checkbox", name="Tough ×3"))
+    grady.tap(grady_card.get_by_role("checkbox", name="Resilient ×2"))
+    grady.tap(grady_card.get_by_role("button", name="Bid these two Traits"))
+    expect(helen.card(pk)).to_contain_text("Grady bids Resilient, Tough.", timeout=AT_ONCE)
+
+    # His own challenge asks two Traits as well.
+    start = grady.page.get_by_role("group", name="Bid a Trait to challenge")
+    expect(start).to_contain_text("Bruised: bid two Traits, then tap Challenge.")
+    grady.tap(grady.control("radio", "Helen"))
+    grady.tap(start.get_by_role("checkbox", name="Tough"))
+    grady.tap(start.get_by_role("checkbox", name="Resilient"))
+    grady.tap(start.get_by_role("button", name="Challenge with two Physical Traits"))
+    mine = grady.page.locator("article.card", has_text="against Helen")
+    expect(mine).to_contain_text("You bid Resilient, Tough.", timeout=AT_ONCE)
+
+
 def _ukm(live, *, willpower: int = 0) -> None:
     """The evening's chronicle plays ``ukm``; Grady has ``willpower``."""
     assert _sql(live, "UPDATE characters_chronicle SET ruleset = 'ukm'") == 1

@@ -58,3 +58,21 @@ def test_under_ukm_a_bruised_character_bids_one_and_may_declare_surprise(game):
 def test_without_a_session_the_form_offers_one_bid_and_no_surprise(game):
     options = start_options(character_sheet(game["grady"], None))
     assert options["bids_needed"] == 1 and not options["surprise_allowed"]
+
+
+@pytest.mark.django_db
+def test_the_bid_buttons_sent_with_a_changed_sheet_still_ask_two_traits(game):
+    """play_sheet_oob.html (a card's move changed her Traits at risk) has no
+    start_options: the met_classic rule is read from her sheet."""
+    _hurt(game, 1)
+    sheet = character_sheet(game["grady"], game["session"])
+    html = render_to_string(
+        "challenges/play_sheet_oob.html", {"sheet": sheet, "session": game["session"]}
+    )
+    assert "Bruised: bid two Traits, then tap Challenge." in html
+    assert 'name="category" value="physical"' in html
+    game["chronicle"].ruleset = "ukm"
+    game["chronicle"].save()
+    sheet = character_sheet(game["grady"], type(game["session"]).objects.get())
+    html = render_to_string("challenges/play_sheet_oob.html", {"sheet": sheet})
+    assert "bid two" not in html and "Challenge with Tough (Physical)" in html
