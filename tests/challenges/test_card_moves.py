@@ -362,3 +362,36 @@ def test_an_unmatched_call_makes_the_callers_bid_safe_under_met_classic():
     assert "nothing left to add: your bid is safe and counts one more Trait" in text(card(state, C))
     assert "nothing left to add: Helen’s bid is safe" in text(card(state, D))
     assert "You: Cowardly: not matched +1" in text(card(state, C))
+
+
+# --- static challenges and simple tests ---------------------------------------------------
+
+
+@pytest.mark.parametrize("ruleset", PRESETS)
+def test_a_static_challenge_asks_a_bid_then_offers_an_overbid_against_the_difficulty(ruleset):
+    state = rules.open_static(
+        ruleset=ruleset,
+        challenger=helen(),
+        category=Category.PHYSICAL,
+        difficulty=3,
+        narrator_throw=PAPER,
+        choose=None,
+        stakes="The locked door",
+        now=NOW,
+    ).state
+    html = card(state, C)
+    assert 'aria-label="Bid Quick"' in html and "challenge.relent" in actions(html)
+    state = rules.bid(state, bids=["Quick"], now=NOW).state
+    state = rules.throw(state, side=C, throw=ROCK, now=NOW).state
+    assert state.stage is Stage.RETEST
+    html = card(state, C)
+    assert "Overbid:" in html and "Accept: you lose" in html
+    assert "Waiting on Helen: may retest (" in text(row(state))
+
+
+def test_a_simple_test_offers_only_throws():
+    state = rules.open_simple(
+        ruleset="met_classic", challenger=helen(), narrator_throw=ROCK, choose=None, now=NOW
+    ).state
+    assert actions(card(state, C)) == {"challenge.throw"}
+    assert "Force a retest" not in row(state)
