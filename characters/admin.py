@@ -32,6 +32,7 @@ from characters.models import (
     Chronicle,
     Discipline,
     GameSession,
+    Immunity,
     Presence,
     Trait,
     Weapon,
@@ -416,3 +417,22 @@ class PresenceAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
             if getattr(obj, f"{pool}_spent")
         ]
         return ", ".join(spent) or "—"
+
+
+@admin.register(Immunity)
+class ImmunityAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
+    """Immunities won by Willpower retests (ukm), written by the challenges
+    themselves: read-only here; a narrator may delete one to lift it."""
+
+    chronicle_path = "session__chronicle"
+    list_display = ["character", "attacker", "power", "until", "session"]
+    list_filter = [("session__chronicle", RelatedOnly)]
+    list_select_related = ["character", "attacker", "session__chronicle"]
+    search_fields = ["character__name", "attacker__name", "power"]
+    readonly_fields = ["session", "character", "attacker", "power", "until"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -2,11 +2,22 @@
 "Pools on the sheet"): model validation, and the admin's character page with
 its pools and inlines, and the Presence admin with what was spent tonight."""
 
+from datetime import timedelta
+
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from challenges.rules import Category
-from characters.models import Character, Chronicle, Discipline, Presence, Trait, Weapon
+from characters.models import (
+    Character,
+    Chronicle,
+    Discipline,
+    Immunity,
+    Presence,
+    Trait,
+    Weapon,
+)
 from characters.services import presence_join, session_start
 from tests.characters.test_admin import admin_url, existing_rows, formset_errors, sheet_post
 
@@ -145,3 +156,23 @@ def test_presence_admin_shows_pools_spent_tonight(admin_client, chronicle, camil
     assert "Willpower 1, Blood 2" in changelist
     assert 'name="blood_traits_until_0"' in page or 'name="blood_traits_until"' in page
     assert 'name="willpower_spent"' in page
+
+
+def test_immunities_are_listed_read_only(admin_client, chronicle, camille):
+    session = session_start(chronicle=chronicle)
+    ray = Character.objects.create(chronicle=chronicle, name="Ray")
+    immunity = Immunity.objects.create(
+        session=session,
+        character=camille,
+        attacker=ray,
+        power="Dominate",
+        until=timezone.now() + timedelta(minutes=10),
+    )
+
+    listed = admin_client.get(admin_url(Immunity, "changelist")).content.decode()
+    page = admin_client.get(admin_url(Immunity, "change", immunity.pk))
+
+    assert "Dominate" in listed and "Camille" in listed
+    assert page.status_code == 200
+    assert 'name="power"' not in page.content.decode()  # read-only
+    assert admin_client.get(admin_url(Immunity, "add")).status_code == 403
