@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from django.db import connection
 from django.utils.dateparse import parse_datetime
 
 from challenges.rules import (
@@ -210,7 +211,8 @@ def _pools(session_id: int, ids: Sequence[int], now: float) -> dict[int, PoolsTo
     ratings joined with her presence's spending, and her Immunity rows of the
     session still running at ``now``, epoch seconds). A character without a
     presence has spent nothing."""
-    moment = datetime.fromtimestamp(now, tz=UTC)
+    # As the database stores it (SQLite: UTC text), so that it compares right.
+    moment = connection.ops.adapt_datetimefield_value(datetime.fromtimestamp(now, tz=UTC))
     spent = ", ".join(f"COALESCE(p.{pool}_spent, 0)" for pool in Character.POOLS)
     rating = ", ".join(f"c.{pool}" for pool in Character.POOLS)
     sql = (
