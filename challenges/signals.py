@@ -23,7 +23,7 @@ from django.db.models import ProtectedError
 from django.db.models.signals import post_delete, post_save, pre_delete
 
 from challenges.realtime import CHARACTER_UPDATED, broadcast, character_group, narrators_group
-from characters.models import Ability, Character, GameSession, Presence, Trait
+from characters.models import Ability, Character, Discipline, GameSession, Presence, Trait, Weapon
 
 # Characters with an announcement waiting for this thread's commit: one
 # broadcast per transaction, however many of her rows an admin form saves.
@@ -85,7 +85,7 @@ def _refuse_deleting_a_trait_at_risk(sender, instance: Trait, **kwargs) -> None:
 
 def connect() -> None:
     """Hook the receivers up (``ChallengesConfig.ready``)."""
-    for model in (Trait, Ability):
+    for model in (Trait, Ability, Discipline, Weapon):
         post_save.connect(_sheet_row_changed, sender=model, dispatch_uid=f"sheet-{model.__name__}")
         post_delete.connect(
             _sheet_row_changed, sender=model, dispatch_uid=f"sheet-del-{model.__name__}"

@@ -30,9 +30,12 @@ from characters.models import (
     Ability,
     Character,
     Chronicle,
+    Discipline,
     GameSession,
+    Immunity,
     Presence,
     Trait,
+    Weapon,
     clean_name,
     name_key,
 )
@@ -114,7 +117,7 @@ class TraitInline(admin.TabularInline):
 
     model = Trait
     formset = TraitFormSet
-    fields = ["name", "category", "count", "negative"]
+    fields = ["name", "category", "count", "negative", "stamina"]
     extra = 1
 
 
@@ -125,6 +128,36 @@ class AbilityInline(admin.TabularInline):
     formset = AbilityFormSet
     fields = ["name", "rating"]
     extra = 1
+
+
+class DisciplineFormSet(UniqueNameFormSet):
+    """Disciplines of one sheet: unique names."""
+
+    what = "Discipline"
+
+
+class DisciplineInline(admin.TabularInline):
+    """Disciplines of a sheet with their ratings (ukm: Discipline retests)."""
+
+    model = Discipline
+    formset = DisciplineFormSet
+    fields = ["name", "rating"]
+    extra = 0
+
+
+class WeaponFormSet(UniqueNameFormSet):
+    """Weapons of one sheet: unique names."""
+
+    what = "Weapon"
+
+
+class WeaponInline(admin.TabularInline):
+    """Weapons of a sheet: bonus Traits, the Ability they need, ranged or not."""
+
+    model = Weapon
+    formset = WeaponFormSet
+    fields = ["name", "bonus", "ability", "ranged"]
+    extra = 0
 
 
 def _category_total(category: Category) -> Coalesce:
@@ -143,8 +176,14 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     list_filter = [("chronicle", RelatedOnly), ("player", RelatedOnly)]
     list_select_related = ["chronicle", "player"]
     search_fields = ["name", "concept", "player__username", "traits__name"]
-    fields = ["chronicle", "name", "player", "concept", "health", "notes"]
-    inlines = [TraitInline, AbilityInline]
+    fieldsets = [
+        (None, {"fields": ["chronicle", "name", "player", "concept", "health", "notes"]}),
+        (
+            "Pools (refreshed by each new session)",
+            {"fields": [("willpower", "rage", "gnosis", "blood"), "blood_per_turn"]},
+        ),
+    ]
+    inlines = [TraitInline, AbilityInline, DisciplineInline, WeaponInline]
     actions = ["revoke_join_links"]
 
     def get_queryset(self, request):
@@ -262,7 +301,17 @@ class PresenceForm(ModelForm):
 
     class Meta:
         model = Presence
-        fields = ["session", "character", "health"]
+        fields = [
+            "session",
+            "character",
+            "health",
+            "willpower_spent",
+            "rage_spent",
+            "gnosis_spent",
+            "blood_spent",
+            "blood_traits",
+            "blood_traits_until",
+        ]
 
     def clean(self):
         cleaned = super().clean()
@@ -353,8 +402,37 @@ class PresenceAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
 
     chronicle_path = "session__chronicle"
     form = PresenceForm
-    list_display = ["character", "session", "health", "status", "arrived_at"]
+    list_display = ["character", "session", "health", "status", "pools_spent", "arrived_at"]
     list_filter = [("session__chronicle", RelatedOnly), "health", "status"]
     list_select_related = ["character", "session__chronicle"]
     search_fields = ["character__name", "session__name"]
     readonly_fields = ["arrived_at"]
+
+    @admin.display(description="pools spent tonight")
+    def pools_spent(self, obj: Presence) -> str:
+        """ "Willpower 1, Blood 2" (what she spent this session), "—" for none."""
+        spent = [
+            f"{pool.title()} {getattr(obj, f'{pool}_spent')}"
+            for pool in Character.POOLS
+            if getattr(obj, f"{pool}_spent")
+        ]
+        return ", ".join(spent) or "—"
+
+
+@admin.register(Immunity)
+class ImmunityAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
+    """Immunities won by Willpower retests (ukm), written by the challenges
+    themselves: read-only here; a narrator may delete one to lift it."""
+
+    chronicle_path = "session__chronicle"
+    list_display = ["character", "attacker", "power", "until", "session"]
+    list_filter = [("session__chronicle", RelatedOnly)]
+    list_select_related = ["character", "attacker", "session__chronicle"]
+    search_fields = ["character__name", "attacker__name", "power"]
+    readonly_fields = ["session", "character", "attacker", "power", "until"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -19,6 +19,23 @@ from characters.names import clean_name, name_key
 # the fault tests give characters hundreds of copies so that play never runs out).
 MAX_TRAIT_COUNT = 99
 MAX_ABILITY_RATING = 10
+# A permanent pool rating (Willpower, Rage, Gnosis, Blood) and a weapon's bonus
+# Traits: guards against typos, as above.
+MAX_POOL = 20
+MAX_WEAPON_BONUS = 5
+# Blood Traits stay active this long after the end of the challenge they were
+# spent in (seeds/004 "Expending Blood": "up to five minutes after the end of
+# the last challenge").
+BLOOD_TRAITS_MINUTES = 5
+
+
+def _pool_field(label: str, help_text: str) -> models.PositiveSmallIntegerField:
+    return models.PositiveSmallIntegerField(
+        label,
+        default=0,
+        validators=[MinValueValidator(0), MaxValueValidator(MAX_POOL)],
+        help_text=help_text,
+    )
 
 
 class CleanNameMixin:
@@ -41,6 +58,7 @@ class Chronicle(models.Model):
 
     class Ruleset(models.TextChoices):
         MET_CLASSIC = "met_classic", "Mind's Eye Theatre (classic)"
+        UKM = "ukm", "UK Masquerade house rules (MET)"
 
     name = models.CharField(max_length=200, unique=True)
     ruleset = models.CharField(max_length=20, choices=Ruleset.choices, default=Ruleset.MET_CLASSIC)
@@ -149,12 +167,28 @@ class Character(CleanNameMixin, models.Model):
         help_text="Wounds that last past an evening (aggravated wounds) are set here.",
     )
     notes = models.TextField(blank=True)
+    # Permanent pool ratings; what is spent of them is kept per session
+    # (Presence.*_spent), so a new session refreshes them.
+    willpower = _pool_field("Willpower", "Spent on Willpower retests (ukm); 0: none.")
+    rage = _pool_field("Rage", "Spent to pre-empt with a Gift (met_classic); 0: none.")
+    gnosis = _pool_field("Gnosis", "0: none.")
+    blood = _pool_field("Blood", "Spent for extra Physical Traits (ukm); 0: none.")
+    blood_per_turn = models.PositiveSmallIntegerField(
+        "generation limit: Blood per spending",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_POOL)],
+        help_text="Empty: the ruleset's limit (3 Blood Traits in a challenge, ukm).",
+    )
 
     class Meta:
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["chronicle", "name"], name="unique_character_name")
         ]
+
+    POOLS = ("willpower", "rage", "gnosis", "blood")
+    """The names of her pool fields, as ``challenges.rules.Pool`` values."""
 
     def __str__(self) -> str:
         return self.name
@@ -188,6 +222,11 @@ class Trait(CleanNameMixin, models.Model):
         default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_TRAIT_COUNT)]
     )
     negative = models.BooleanField(default=False)
+    stamina = models.BooleanField(
+        "Stamina-based",
+        default=False,
+        help_text="Stamina-based (a surprised defender may bid it); Physical Traits only.",
+    )
 
     class Meta:
         ordering = ["category", "negative", "name"]
@@ -205,6 +244,15 @@ class Trait(CleanNameMixin, models.Model):
     def __str__(self) -> str:
         suffix = f" ×{self.count}" if self.count > 1 else ""
         return f"{self.name}{suffix}"
+
+    def clean(self) -> None:
+        """Clean the name; refuse a Stamina-based Trait outside Physical or a
+        Negative one."""
+        super().clean()
+        if self.stamina and (self.category != Category.PHYSICAL.value or self.negative):
+            raise ValidationError(
+                {"stamina": "Only Physical Traits (not Negative ones) are Stamina-based."}
+            )
 
 
 class Ability(CleanNameMixin, models.Model):
@@ -226,6 +274,64 @@ class Ability(CleanNameMixin, models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} {self.rating}" if self.rating > 1 else self.name
+
+
+class Discipline(CleanNameMixin, models.Model):
+    """A Discipline (*Dominate*, *Celerity*) with a rating; never bid or lost.
+    Named for a Discipline retest (seeds/004 "Challenge Re-Tests")."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="disciplines")
+    name = models.CharField(max_length=100)
+    rating = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_ABILITY_RATING)]
+    )
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "name"], name="unique_discipline"),
+            models.CheckConstraint(condition=Q(rating__gte=1), name="discipline_rating_at_least_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.rating}" if self.rating > 1 else self.name
+
+
+class Weapon(CleanNameMixin, models.Model):
+    """A weapon of a sheet: ``bonus`` Traits that count in a tie only with the
+    Ability ``ability`` (blank: none needed); ``ranged``: an unarmed defender
+    cannot counterattack it. seeds/004 "Weapons / Ranged Combat"."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="weapons")
+    name = models.CharField(max_length=100)
+    bonus = models.PositiveSmallIntegerField(
+        "bonus Traits",
+        default=0,
+        validators=[MinValueValidator(0), MaxValueValidator(MAX_WEAPON_BONUS)],
+    )
+    ability = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text='The Ability its bonus needs, e.g. "Melee" or "Firearms"; blank: none.',
+    )
+    ranged = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "name"], name="unique_weapon"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (+{self.bonus})" if self.bonus else self.name
+
+    def save(self, *args, **kwargs) -> None:
+        self.ability = clean_name(self.ability)
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        super().clean()
+        self.ability = clean_name(self.ability)
 
 
 class Presence(models.Model):
@@ -250,6 +356,17 @@ class Presence(models.Model):
     status = models.CharField(
         max_length=10, choices=Status.choices, default=Status.PRESENT, db_default=Status.PRESENT
     )
+    # Pools spent tonight (a new session is a new Presence: pools refresh).
+    willpower_spent = models.PositiveSmallIntegerField("Willpower spent", default=0)
+    rage_spent = models.PositiveSmallIntegerField("Rage spent", default=0)
+    gnosis_spent = models.PositiveSmallIntegerField("Gnosis spent", default=0)
+    blood_spent = models.PositiveSmallIntegerField("Blood spent", default=0)
+    blood_traits = models.PositiveSmallIntegerField(
+        "active Blood Traits",
+        default=0,
+        help_text="Physical Traits bought with Blood, active until the time below (ukm).",
+    )
+    blood_traits_until = models.DateTimeField("Blood Traits active until", null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "presences"
@@ -259,6 +376,29 @@ class Presence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.character} at {self.session}"
+
+
+class Immunity(models.Model):
+    """A defender's immunity, won by a Willpower retest that fended off the
+    attack: ``character`` is immune to ``attacker``'s use of ``power`` until
+    ``until`` (ten minutes, ukm). seeds/004 "Retrying The Test In An
+    Ability-Based Challenge"."""
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="immunities")
+    character = models.ForeignKey(
+        Character, on_delete=models.CASCADE, related_name="immunities", help_text="Who is immune."
+    )
+    attacker = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="+")
+    power = models.CharField(max_length=100)
+    until = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "immunities"
+        ordering = ["-until"]
+        indexes = [models.Index(fields=["session", "character", "until"])]
+
+    def __str__(self) -> str:
+        return f"{self.character} immune to {self.attacker}'s {self.power}"
 
 
 class JoinLinkRevocation(models.Model):

@@ -10,13 +10,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from django.db.models import Count
 from django.utils import timezone
 
 from challenges.realtime import SESSIONS_ENDED, broadcast_on_commit, user_group
 from challenges.rules import Category, HealthLevel
-from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
+from characters.models import (
+    Ability,
+    Character,
+    Chronicle,
+    Discipline,
+    GameSession,
+    Presence,
+    Trait,
+    Weapon,
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,27 @@ class CategoryLines:
 
 
 @dataclass(frozen=True)
+class PoolLine:
+    """One pool of a sheet tonight: ``name`` (a ``challenges.rules.Pool``
+    value: "willpower", "rage", "gnosis", "blood"), her sheet's ``rating`` and
+    what is ``left`` of it after this session's spending."""
+
+    name: str
+    rating: int
+    left: int
+
+    @property
+    def label(self) -> str:
+        """ "Willpower", "Rage", "Gnosis" or "Blood"."""
+        return self.name.title()
+
+    @property
+    def text(self) -> str:
+        """ "Willpower 3 of 5"."""
+        return f"{self.label} {self.left} of {self.rating}"
+
+
+@dataclass(frozen=True)
 class Sheet:
     """A character's sheet as it stands in one session (or between sessions)."""
 
@@ -82,6 +113,13 @@ class Sheet:
     abilities: list[Ability] = field(default_factory=list)
     #: Her ``Presence.Status`` value tonight ("present" when not seated).
     status: str = Presence.Status.PRESENT.value
+    #: Her pools with a rating above 0, in Character.POOLS order.
+    pools: list[PoolLine] = field(default_factory=list)
+    disciplines: list[Discipline] = field(default_factory=list)
+    weapons: list[Weapon] = field(default_factory=list)
+    #: Blood Traits still active tonight (ukm) and until when (None: none).
+    blood_traits: int = 0
+    blood_traits_until: datetime | None = None
 
     @property
     def on_break(self) -> bool:
@@ -138,7 +176,8 @@ class Sheet:
 def character_sheet(character: Character, session: GameSession | None) -> Sheet:
     """Build ``character``'s sheet for ``session``: Traits by category (Physical,
     Social, Mental) with counts, copies lost in this session, Negative Traits,
-    Abilities, her health level and Traits at risk tonight. Five queries."""
+    Abilities, Disciplines, weapons, pools left tonight, active Blood Traits,
+    her health level and Traits at risk tonight. Five queries."""
     return character_sheets([character], session)[character.pk]
 
 
@@ -149,11 +188,15 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
     reckoning, ``challenges.services.open_bids``). Keyed by character id."""
     from challenges.models import TraitLoss  # challenges depends on characters, not back
     from challenges.services import open_bids
+    from challenges.services._reads import _sheet_extras
 
     ids = [c.pk for c in characters]
     losses: Counter[int] = Counter()
     health: dict[int, HealthLevel] = {}
     status: dict[int, str] = {}
+    spent: dict[int, tuple[int, ...]] = {}
+    blood: dict[int, tuple[int, datetime | None]] = {}
+    now = timezone.now()
     risked: dict[tuple[int, object], list[int]] = {}
     if session is not None and ids:
         for bid in open_bids(session.pk, ids):
@@ -166,11 +209,17 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
             .values_list("trait_id", "n")
         )
         losses.update(dict(rows))
-        for character_id, level, seat in Presence.objects.filter(
+        spent_fields = [f"{pool}_spent" for pool in Character.POOLS]
+        for character_id, level, seat, traits, until, *used in Presence.objects.filter(
             session=session, character_id__in=ids
-        ).values_list("character_id", "health", "status"):
+        ).values_list(
+            "character_id", "health", "status", "blood_traits", "blood_traits_until", *spent_fields
+        ):
             health[character_id] = HealthLevel(level)
             status[character_id] = seat
+            spent[character_id] = tuple(used)
+            if traits and until is not None and until > now:
+                blood[character_id] = (traits, until)
     lines: dict[int, list[TraitLine]] = {pk: [] for pk in ids}
     for t in Trait.objects.filter(character_id__in=ids).order_by("name"):
         # By id; by name and category for a bid saved without ids.
@@ -189,9 +238,8 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
                 risked_in=tuple(sorted(risked_in)),
             )
         )
-    abilities: dict[int, list[Ability]] = {pk: [] for pk in ids}
-    for ability in Ability.objects.filter(character_id__in=ids).order_by("name"):
-        abilities[ability.character_id].append(ability)
+    # Abilities, Disciplines and weapons in one query (as the rules engine reads them).
+    extras = _sheet_extras(ids) if ids else {}
     return {
         c.pk: Sheet(
             character=c,
@@ -205,11 +253,41 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
                 for cat in Category
             ],
             negatives=[t for t in lines[c.pk] if t.negative],
-            abilities=abilities[c.pk],
+            abilities=[
+                Ability(character_id=c.pk, name=a.name, rating=a.rating)
+                for a in extras[c.pk].abilities
+            ],
             status=status.get(c.pk, Presence.Status.PRESENT.value),
+            pools=_pool_lines(c, spent.get(c.pk, (0,) * len(Character.POOLS))),
+            disciplines=[
+                Discipline(character_id=c.pk, name=d.name, rating=d.rating)
+                for d in extras[c.pk].disciplines
+            ],
+            weapons=[
+                Weapon(
+                    character_id=c.pk,
+                    name=w.name,
+                    bonus=w.bonus,
+                    ability=w.ability,
+                    ranged=w.ranged,
+                )
+                for w in extras[c.pk].weapons
+            ],
+            blood_traits=blood.get(c.pk, (0, None))[0],
+            blood_traits_until=blood.get(c.pk, (0, None))[1],
         )
         for c in characters
     }
+
+
+def _pool_lines(character: Character, spent: Sequence[int]) -> list[PoolLine]:
+    """Her pools with a rating above 0, each less ``spent`` (per Character.POOLS)."""
+    lines = []
+    for name, used in zip(Character.POOLS, spent, strict=True):
+        rating = getattr(character, name)
+        if rating:
+            lines.append(PoolLine(name, rating, max(0, rating - used)))
+    return lines
 
 
 def session_start(*, chronicle: Chronicle, name: str = "", user=None) -> GameSession:

@@ -7,9 +7,24 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import NamedTuple
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
 
-from challenges.rules import Category, ChallengeState, Combatant, HealthLevel, TraitHolding
+from django.db import connection
+from django.utils.dateparse import parse_datetime
+
+from challenges.rules import (
+    Category,
+    ChallengeState,
+    Combatant,
+    HealthLevel,
+    Immunity,
+    Pool,
+    Rating,
+    TraitHolding,
+    Weapon,
+)
 from challenges.services._core import (
     _CHALLENGE,
     _OPEN_STAGES,
@@ -17,9 +32,19 @@ from challenges.services._core import (
     _TRAIT,
     _TRAIT_LOSS,
     _marks,
+    _now,
     _rows,
 )
-from characters.models import Character, GameSession
+from characters.models import Ability, Character, Discipline, GameSession
+from characters.models import Immunity as ImmunityRow
+from characters.models import Weapon as WeaponRow
+
+_CHARACTER = Character._meta.db_table
+_ABILITY = Ability._meta.db_table
+_DISCIPLINE = Discipline._meta.db_table
+_WEAPON = WeaponRow._meta.db_table
+_IMMUNITY = ImmunityRow._meta.db_table
+_POOLS = tuple(Pool(name) for name in Character.POOLS)
 
 
 def _presence_health(session_id: int, ids: Sequence[int]) -> dict[int, HealthLevel]:
@@ -137,13 +162,13 @@ def _holdings(
     (by id, or by name and category for bids saved without ids) (one query;
     Abilities are not read, the engine does not use them)."""
     rows = _rows(
-        f"SELECT t.id, t.character_id, t.name, t.category, t.count, t.negative, "
+        f"SELECT t.id, t.character_id, t.name, t.category, t.count, t.negative, t.stamina, "
         f"(SELECT COUNT(*) FROM {_TRAIT_LOSS} l WHERE l.trait_id = t.id AND l.session_id = %s) "
         f"FROM {_TRAIT} t WHERE t.character_id IN ({_marks(ids)}) ORDER BY t.name",
         [session_id, *ids],
     )
     holdings: dict[int, list[TraitHolding]] = {pk: [] for pk in ids}
-    for trait_id, character_id, name, category, count, negative, lost in rows:
+    for trait_id, character_id, name, category, count, negative, stamina, lost in rows:
         risk = at_risk[character_id]
         holdings[character_id].append(
             TraitHolding(
@@ -153,9 +178,104 @@ def _holdings(
                 at_risk=risk[trait_id] + risk[(name, category)],
                 negative=bool(negative),
                 trait_id=trait_id,
+                stamina=bool(stamina) and not negative,
             )
         )
     return {pk: tuple(sorted(traits, key=_sheet_order)) for pk, traits in holdings.items()}
+
+
+def _when(value: Any) -> datetime | None:
+    """A datetime column read in plain SQL, aware (UTC): SQLite returns text."""
+    moment = value if value is None or isinstance(value, datetime) else parse_datetime(str(value))
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment
+
+
+class PoolsTonight(NamedTuple):
+    """What :func:`_pools` reads of one character: ``pools`` left tonight
+    ({Pool: rating minus spent at the session}, pools she has none of left
+    out), ``blood_traits`` still active at ``now``, her ``blood_limit``
+    (Blood per spending, None: the preset's) and her immunities running at
+    ``now``."""
+
+    pools: dict[Pool, int]
+    blood_traits: int
+    blood_limit: int | None
+    immunities: tuple[Immunity, ...]
+
+
+def _pools(session_id: int, ids: Sequence[int], now: float) -> dict[int, PoolsTonight]:
+    """Pools left tonight, active Blood Traits, generation limit and running
+    immunities of each of ``ids`` at the session (one query: her sheet's pool
+    ratings joined with her presence's spending, and her Immunity rows of the
+    session still running at ``now``, epoch seconds). A character without a
+    presence has spent nothing."""
+    # As the database stores it (SQLite: UTC text), so that it compares right.
+    moment = connection.ops.adapt_datetimefield_value(datetime.fromtimestamp(now, tz=UTC))
+    spent = ", ".join(f"COALESCE(p.{pool}_spent, 0)" for pool in Character.POOLS)
+    rating = ", ".join(f"c.{pool}" for pool in Character.POOLS)
+    sql = (
+        f"SELECT 'p', c.id, {rating}, {spent}, c.blood_per_turn, "
+        f"COALESCE(p.blood_traits, 0), '', p.blood_traits_until "
+        f"FROM {_CHARACTER} c LEFT JOIN {_PRESENCE} p "
+        f"ON p.character_id = c.id AND p.session_id = %s WHERE c.id IN ({_marks(ids)}) "
+        f"UNION ALL SELECT 'i', i.character_id, i.attacker_id, 0, 0, 0, 0, 0, 0, 0, NULL, 0, "
+        f"i.power, i.until FROM {_IMMUNITY} i "
+        f"WHERE i.session_id = %s AND i.character_id IN ({_marks(ids)}) AND i.until > %s"
+    )
+    found: dict[int, PoolsTonight] = {}
+    immunities: dict[int, list[Immunity]] = {pk: [] for pk in ids}
+    for row in _rows(sql, [session_id, *ids, session_id, *ids, moment]):
+        kind, character_id = row[0], row[1]
+        until = _when(row[13])
+        if kind == "i":
+            if until is not None:
+                immunities[character_id].append(Immunity(row[2], row[12], until.timestamp()))
+            continue
+        ratings, used = row[2:6], row[6:10]
+        pools = {pool: max(0, n - u) for pool, n, u in zip(_POOLS, ratings, used, strict=True) if n}
+        active = row[11] if until is not None and until.timestamp() > now else 0
+        found[character_id] = PoolsTonight(pools, active, row[10], ())
+    return {
+        pk: tonight._replace(immunities=tuple(sorted(immunities[pk], key=lambda i: i.until)))
+        for pk, tonight in found.items()
+    }
+
+
+class SheetExtras(NamedTuple):
+    """What :func:`_sheet_extras` reads of one character: her Abilities,
+    Disciplines and weapons, in name order."""
+
+    abilities: tuple[Rating, ...]
+    disciplines: tuple[Rating, ...]
+    weapons: tuple[Weapon, ...]
+
+
+def _sheet_extras(ids: Sequence[int]) -> dict[int, SheetExtras]:
+    """Abilities, Disciplines and weapons of each of ``ids`` (one query),
+    which retests and ties read (seeds/004 "Challenge Re-Tests", "Weapons")."""
+    marks = _marks(ids)
+    sql = (
+        f"SELECT 'a', character_id, name, rating, '', %s FROM {_ABILITY} "
+        f"WHERE character_id IN ({marks}) "
+        f"UNION ALL SELECT 'd', character_id, name, rating, '', %s FROM {_DISCIPLINE} "
+        f"WHERE character_id IN ({marks}) "
+        f"UNION ALL SELECT 'w', character_id, name, bonus, ability, ranged FROM {_WEAPON} "
+        f"WHERE character_id IN ({marks}) ORDER BY 3"
+    )
+    found: dict[int, dict[str, list]] = {pk: {"a": [], "d": [], "w": []} for pk in ids}
+    for kind, character_id, name, n, ability, ranged in _rows(
+        sql, [False, *ids, False, *ids, *ids]
+    ):
+        if kind == "w":
+            found[character_id]["w"].append(Weapon(name, n, ability, bool(ranged)))
+        else:
+            found[character_id][kind].append(Rating(name, n))
+    return {
+        pk: SheetExtras(tuple(lists["a"]), tuple(lists["d"]), tuple(lists["w"]))
+        for pk, lists in found.items()
+    }
 
 
 def combatants(
@@ -167,23 +287,36 @@ def combatants(
 ) -> dict[int, Combatant]:
     """The rules engine's view of each of ``characters`` tonight, keyed by
     character id: Traits held (copies lost this session excluded, as in
-    ``characters.services.character_sheet``, in its order), how many copies are
-    bid in her other unresolved challenges (``at_risk``), and her health level
-    (``health`` if given, else read from her presence; her sheet's starting
-    health if absent). Three queries for any number of characters (two when
-    ``health`` is given); Abilities are not read, the engine does not use them."""
+    ``characters.services.character_sheet``, in its order; Stamina-based ones
+    marked), how many copies are bid in her other unresolved challenges
+    (``at_risk``), her health level (``health`` if given, else read from her
+    presence; her sheet's starting health if absent), her Abilities,
+    Disciplines and weapons, her pools left tonight (her sheet's rating less
+    what she spent at this session, :class:`PoolsTonight`), her immunities
+    still running, her Blood Traits still active and her generation's limit.
+    Five queries for any number of characters (four when ``health`` is
+    given)."""
     ids = [c.pk for c in characters]
     if not ids:
         return {}
     if health is None:
         health = _presence_health(session.pk, ids)
     traits = _holdings(session.pk, ids, _at_risk(session.pk, ids, exclude_challenge_id))
+    extras = _sheet_extras(ids)
+    tonight = _pools(session.pk, ids, _now())
     return {
         c.pk: Combatant(
             character_id=c.pk,
             name=c.name,
             traits=traits[c.pk],
             health=health.get(c.pk, HealthLevel(c.health)),
+            abilities=extras[c.pk].abilities,
+            disciplines=extras[c.pk].disciplines,
+            weapons=extras[c.pk].weapons,
+            pools=tonight[c.pk].pools if c.pk in tonight else {},
+            immunities=tonight[c.pk].immunities if c.pk in tonight else (),
+            blood_traits=tonight[c.pk].blood_traits if c.pk in tonight else 0,
+            blood_limit=tonight[c.pk].blood_limit if c.pk in tonight else None,
         )
         for c in characters
     }
@@ -192,6 +325,7 @@ def combatants(
 READS_NOTHING = "nothing"
 READS_HELD = "held"
 READS_ALL = "all"
+READS_POOLS = "pools"
 
 
 def _refreshed(
@@ -205,16 +339,48 @@ def _refreshed(
       combatants' ids): ``stored`` as is, no query.
     - READS_HELD (a declaration: ``Combatant.count``, held copies): Traits
       held re-read (one query); copies at risk and health as stored.
-    - READS_ALL (a bid: free copies, health): as :func:`combatants`, three
-      queries; a character no longer present keeps her stored health.
+    - READS_ALL (a bid: free copies, health): Traits held, copies at risk
+      and health as :func:`combatants`, three queries; a character no longer
+      present keeps her stored health.
+    - READS_POOLS (a move that spends a pool: Willpower, Rage, Blood): pools
+      left, immunities still running and Blood Traits still active re-read
+      (one query, :func:`_pools`); Traits and health as stored. What this
+      challenge already spent (``stored.spent``, written to her presence by
+      the moves that spent it) is added back, since the engine subtracts it
+      itself (``judge.pool_left``).
 
-    Names are the stored ones (the engine never reads them). The stored
-    combatants are thus those of the last move that read them. Raises
-    ValueError for another ``reads``."""
+    Names, Abilities, Disciplines and weapons are the stored ones (read at
+    the open). The stored combatants are thus those of the last move that
+    read them. Raises ValueError for another ``reads``."""
     if reads == READS_NOTHING:
         return stored
     sides = [c for c in (stored.challenger, stored.defender) if c is not None]
     ids = [c.character_id for c in sides]
+    if reads == READS_POOLS:
+        tonight = _pools(session_id, ids, _now())
+        here = Counter[tuple[int, Pool]]()
+        for character_id, pool, amount in stored.spent:
+            here[(character_id, pool)] += amount
+        pooled = []
+        for c in sides:
+            if c.character_id not in tonight:
+                pooled.append(c)
+                continue
+            read = tonight[c.character_id]
+            pools = dict(read.pools)
+            for (character_id, pool), amount in here.items():
+                if character_id == c.character_id:
+                    pools[pool] = pools.get(pool, 0) + amount
+            pooled.append(
+                replace(
+                    c,
+                    pools=pools,
+                    immunities=read.immunities,
+                    blood_traits=read.blood_traits,
+                    blood_limit=read.blood_limit,
+                )
+            )
+        return stored.with_combatants(pooled[0], pooled[1] if len(pooled) > 1 else None)
     if reads == READS_ALL:
         health = _presence_health(session_id, ids)
         at_risk = _at_risk(session_id, ids, challenge_id)
@@ -227,15 +393,10 @@ def _refreshed(
             for c in sides
         }
     else:
-        raise ValueError(f"reads must be one of nothing, held, all: {reads!r}")
+        raise ValueError(f"reads must be one of nothing, held, pools, all: {reads!r}")
     traits = _holdings(session_id, ids, at_risk)
     fresh = [
-        Combatant(
-            character_id=c.character_id,
-            name=c.name,
-            traits=traits[c.character_id],
-            health=health.get(c.character_id, c.health),
-        )
+        replace(c, traits=traits[c.character_id], health=health.get(c.character_id, c.health))
         for c in sides
     ]
     return stored.with_combatants(fresh[0], fresh[1] if len(fresh) > 1 else None)

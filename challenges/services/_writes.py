@@ -5,11 +5,13 @@ events, lost Traits, wounds) and broadcasts ids after commit."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Case, F, PositiveSmallIntegerField, Value, When
+from django.db.models.functions import Least
 from django.utils import timezone
 
 from challenges.models import Challenge, Event, Test, TraitLoss
@@ -21,7 +23,16 @@ from challenges.realtime import (
     narrators_group,
 )
 from challenges.rows import committed_rows
-from challenges.rules import ChallengeState, HealthLevel, Side, Stage, Transition
+from challenges.rules import (
+    Category,
+    ChallengeState,
+    HealthLevel,
+    Pool,
+    Side,
+    Stage,
+    Transition,
+)
+from challenges.rules.judge import options_of
 from challenges.services._core import (
     _TRAIT,
     ActionRefused,
@@ -33,7 +44,7 @@ from challenges.services._core import (
     _rows,
 )
 from challenges.services._reads import _refreshed
-from characters.models import Character, Presence
+from characters.models import BLOOD_TRAITS_MINUTES, Character, Immunity, Presence
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +59,10 @@ def _save(
     *,
     actor,
 ) -> Challenge:
-    """Persist a transition: the challenge row, changed test rows, events, and on
-    resolution the lost Traits and wounds. Then broadcast ids after commit."""
+    """Persist a transition: the challenge row, changed test rows, events,
+    pools spent by the move (:func:`_save_spent`), immunities it granted
+    (:func:`_save_granted`), and on resolution the lost Traits, wounds and
+    Blood Traits (:func:`_save_blood`). Then broadcast ids after commit."""
     state = transition.state
     challenge.state = state.to_dict()
     challenge.stage = state.stage.value
@@ -100,10 +113,14 @@ def _save(
     )
 
     touched = {challenge.challenger_id, challenge.defender_id} - {None}
+    # Characters whose pools, Blood Traits or immunities this move changed.
+    pooled = _save_spent(challenge.session_id, before, state)
+    pooled |= _save_granted(challenge.session_id, before, state)
     if newly_resolved:
         _save_losses(challenge, state)
         for character_id in state.wounds:
             _wound(challenge.session_id, character_id)
+        pooled |= _save_blood(challenge.session_id, state)
 
     groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
     # The version lets every dashboard of a worker share one rendering of the
@@ -127,7 +144,105 @@ def _save(
                 challenge_id=challenge.pk,
                 version=version,
             )
+    for character_id in sorted(pooled - (touched if state.losses or state.wounds else set())):
+        # Her pools on the narrator's roster row and her phone's sheet.
+        broadcast_on_commit(
+            [narrators_group(challenge.session_id)],
+            CHARACTER_UPDATED,
+            character_id=character_id,
+            session_id=challenge.session_id,
+            challenge_id=challenge.pk,
+            version=version,
+        )
+    for character_id in sorted(pooled):
+        broadcast_on_commit(
+            [character_group(character_id)],
+            CHARACTER_UPDATED,
+            character_id=character_id,
+            session_id=challenge.session_id,
+        )
     return challenge
+
+
+def _spent_by(state: ChallengeState | None) -> Counter[tuple[int, Pool]]:
+    totals: Counter[tuple[int, Pool]] = Counter()
+    for character_id, pool, amount in state.spent if state else ():
+        totals[(character_id, Pool(pool))] += amount
+    return totals
+
+
+def _save_spent(session_id: int, before: ChallengeState | None, state: ChallengeState) -> set[int]:
+    """Add what the move spent (``state.spent`` less ``before.spent``, per
+    character and Pool) to her presence's ``<pool>_spent`` tonight, one UPDATE
+    per pool spent. Returns the ids of the characters who spent. Raises
+    Presence.DoesNotExist if one is not present."""
+    old = _spent_by(before)
+    changed = set()
+    for (character_id, pool), amount in sorted(_spent_by(state).items()):
+        more = amount - old[(character_id, pool)]
+        if more <= 0:
+            continue
+        field = f"{pool.value}_spent"
+        if not Presence.objects.filter(session_id=session_id, character_id=character_id).update(
+            **{field: F(field) + more}
+        ):
+            raise Presence.DoesNotExist(f"Character {character_id} is not present.")
+        changed.add(character_id)
+    return changed
+
+
+def _save_granted(
+    session_id: int, before: ChallengeState | None, state: ChallengeState
+) -> set[int]:
+    """One Immunity row per immunity the move granted (in ``state.granted``,
+    not in ``before.granted``): a Willpower retest fended off the attack
+    (seeds/004 "Retrying The Test In An Ability-Based Challenge"). One insert;
+    returns the immune characters' ids."""
+    old = Counter(before.granted if before else ())
+    rows = []
+    for character_id, immunity in state.granted:
+        if old[(character_id, immunity)]:
+            old[(character_id, immunity)] -= 1
+            continue
+        rows.append(
+            Immunity(
+                session_id=session_id,
+                character_id=character_id,
+                attacker_id=immunity.attacker_id,
+                power=immunity.power[:100],
+                until=datetime.fromtimestamp(immunity.until, tz=UTC),
+            )
+        )
+    if rows:
+        Immunity.objects.bulk_create(rows)
+    return {row.character_id for row in rows}
+
+
+def _save_blood(session_id: int, state: ChallengeState) -> set[int]:
+    """On resolution of a Physical challenge, each side that spent Blood
+    (``*_blood``) keeps her Blood Traits active for five minutes after its end
+    (seeds/004 "Expending Blood"): her presence's ``blood_traits`` becomes
+    those still active plus those spent here, capped at the preset's most (3)
+    and her generation's limit; ``blood_traits_until`` now + 5 minutes. One
+    UPDATE per such side; returns their ids."""
+    if state.category is not Category.PHYSICAL:
+        return set()
+    most = options_of(state).blood_traits_max or 3
+    now = timezone.now()
+    changed = set()
+    for side in Side:
+        spent = int(state.of(side, "blood"))
+        who = state.combatant(side)
+        if not spent or who is None:
+            continue
+        cap = most if who.blood_limit is None else min(most, who.blood_limit)
+        active = Case(When(blood_traits_until__gt=now, then=F("blood_traits")), default=Value(0))
+        Presence.objects.filter(session_id=session_id, character_id=who.character_id).update(
+            blood_traits=Least(Value(cap), active + Value(spent)),
+            blood_traits_until=now + timedelta(minutes=BLOOD_TRAITS_MINUTES),
+        )
+        changed.add(who.character_id)
+    return changed
 
 
 def _save_losses(challenge: Challenge, state: ChallengeState) -> None:

@@ -13,7 +13,7 @@ from challenges import rules
 from challenges.models import Challenge
 from challenges.rules import ChallengeState, Transition
 from challenges.services._core import ActionRefused, _clean_bids, _now
-from challenges.services._reads import READS_ALL, READS_HELD, READS_NOTHING
+from challenges.services._reads import READS_ALL, READS_HELD, READS_NOTHING, READS_POOLS
 from challenges.services._writes import _move, _side
 from characters.models import Character
 
@@ -117,7 +117,7 @@ def challenge_blood(
         user,
         msg_id,
         "challenge.blood",
-        READS_ALL,
+        READS_POOLS,
         lambda state, side: rules.spend_blood(state, side=side, amount=amount, now=_now()),
     )
 
@@ -164,8 +164,11 @@ def challenge_retest(
         user,
         msg_id,
         "challenge.retest",
-        # An overbid risks a new Trait (her free copies); the others read her sheet as opened.
-        READS_ALL if kind_ is rules.RetestKind.OVERBID else READS_HELD,
+        # An overbid risks a new Trait (her free copies), a Willpower retest spends
+        # Willpower; the others read her Abilities and Disciplines as opened.
+        {rules.RetestKind.OVERBID: READS_ALL, rules.RetestKind.WILLPOWER: READS_POOLS}.get(
+            kind_, READS_HELD
+        ),
         lambda state, side: rules.call_retest(
             state, side=side, kind=kind_, traits=traits, count=count_, name=name, now=_now()
         ),

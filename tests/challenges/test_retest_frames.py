@@ -256,3 +256,94 @@ async def test_forged_frames_of_the_new_moves_are_refused_and_change_nothing(mes
     assert (await _challenge(challenge.pk)).state == before
     for phone in (godfrey, connor):
         await phone.disconnect()
+
+
+@database_sync_to_async
+def _ukm_pair() -> dict:
+    """A ``ukm`` chronicle: Ann (Charming ×3, Subterfuge 3, Dominate) against
+    Bo (Witty ×3, Empathy 1, Willpower 2)."""
+    from characters.models import Discipline
+
+    built = narrated_chronicle("UKM Chronicle")
+    built["chronicle"].ruleset = "ukm"
+    built["chronicle"].save()
+    ann = make_character(
+        built["chronicle"],
+        "Ann",
+        make_user("ann"),
+        traits=[("Charming", "social", 3)],
+        abilities=[("Subterfuge", 3)],
+    )
+    Discipline.objects.create(character=ann, name="Dominate", rating=2)
+    bo = make_character(
+        built["chronicle"],
+        "Bo",
+        make_user("bo"),
+        traits=[("Witty", "social", 3)],
+        abilities=[("Empathy", 1)],
+    )
+    bo.willpower = 2
+    bo.save()
+    return {**built, "ann": ann, "bo": bo}
+
+
+@database_sync_to_async
+def _spent_and_immune(world) -> tuple[int, list[tuple[int, str]]]:
+    from characters.models import Immunity
+
+    spent = Presence.objects.get(character=world["bo"]).willpower_spent
+    immune = list(Immunity.objects.filter(character=world["bo"]).values_list("attacker", "power"))
+    return spent, immune
+
+
+async def test_ukm_an_ability_retest_then_a_final_willpower_retest():
+    """seeds/004 "Retrying The Test In An Ability-Based Challenge": Ann loses
+    the first test and retests with Subterfuge 3 against Bo's Empathy 1; Bo
+    loses the retest and spends Willpower for the last, final test, wins it,
+    and is immune to Ann's Dominate for ten minutes: her next Dominate is
+    refused."""
+    world = await _ukm_pair()
+    ann, _ = await connect(f"/ws/play/{world['ann'].pk}/", world["ann"].player)
+    bo, _ = await connect(f"/ws/play/{world['bo'].pk}/", world["bo"].player)
+    await _ok(
+        ann,
+        action="challenge.open",
+        defender=str(world["bo"].pk),
+        bid="social:Charming",
+        power="Dominate",
+    )
+    challenge = await _latest()
+    await _ok(bo, action="challenge.bid", challenge=challenge.pk, bid="Witty")
+    await _ok(ann, action="challenge.throw", challenge=challenge.pk, throw="rock")
+    await _ok(bo, action="challenge.throw", challenge=challenge.pk, throw="paper")
+    await _ok(
+        ann, action="challenge.retest", challenge=challenge.pk, kind="ability", name="Subterfuge"
+    )
+    reply, _ = await act(bo, action="challenge.answer", challenge=challenge.pk, name="Dodge")
+    assert reply["type"] == "error" and "no Ability 'Dodge'" in reply["message"]
+    await _ok(bo, action="challenge.answer", challenge=challenge.pk, name="Empathy")
+    await _ok(ann, action="challenge.throw", challenge=challenge.pk, throw="rock")
+    await _ok(bo, action="challenge.throw", challenge=challenge.pk, throw="scissors")
+    await _ok(bo, action="challenge.retest", challenge=challenge.pk, kind="willpower")
+    await _ok(ann, action="challenge.throw", challenge=challenge.pk, throw="rock")
+    await _ok(bo, action="challenge.throw", challenge=challenge.pk, throw="paper")
+
+    done = await _challenge(challenge.pk)
+    assert (done.stage, done.outcome) == ("resolved", "defender_wins")
+    assert await _tests(done) == [
+        ("", "", "defender"),
+        ("ability", "challenger", "challenger"),
+        ("willpower", "defender", "defender"),
+    ]
+    assert await _lost(world["ann"]) == ["Charming"]
+    assert await _spent_and_immune(world) == (1, [(world["ann"].pk, "Dominate")])
+    reply, _ = await act(
+        ann,
+        action="challenge.open",
+        defender=str(world["bo"].pk),
+        bid="social:Charming",
+        power="dominate",
+    )
+    assert reply["type"] == "error" and "immune to it for another 10 minutes" in reply["message"]
+    for phone in (ann, bo):
+        await phone.disconnect()

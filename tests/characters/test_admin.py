@@ -78,8 +78,15 @@ def admin_url(model, view: str, *args) -> str:
     return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_{view}", args=args)
 
 
-def sheet_post(character: Character, traits: list[dict], abilities: list[dict] = ()) -> dict:
-    """The POST of a character's admin page: her fields, then the whole sheet.
+def sheet_post(
+    character: Character,
+    traits: list[dict],
+    abilities: list[dict] = (),
+    disciplines: list[dict] = (),
+    weapons: list[dict] = (),
+) -> dict:
+    """The POST of a character's admin page: her fields and pools, then the
+    whole sheet.
 
     Rows with an ``id`` are existing lines; the others are new ones.
     """
@@ -90,9 +97,20 @@ def sheet_post(character: Character, traits: list[dict], abilities: list[dict] =
         "concept": character.concept,
         "health": character.health,
         "notes": character.notes,
+        "willpower": character.willpower,
+        "rage": character.rage,
+        "gnosis": character.gnosis,
+        "blood": character.blood,
+        "blood_per_turn": character.blood_per_turn or "",
         "_save": "Save",
     }
-    for prefix, rows in [("traits", traits), ("abilities", list(abilities))]:
+    inlines = [
+        ("traits", traits),
+        ("abilities", list(abilities)),
+        ("disciplines", list(disciplines)),
+        ("weapons", list(weapons)),
+    ]
+    for prefix, rows in inlines:
         data[f"{prefix}-TOTAL_FORMS"] = len(rows)
         data[f"{prefix}-INITIAL_FORMS"] = sum(1 for row in rows if row.get("id"))
         data[f"{prefix}-MIN_NUM_FORMS"] = 0
@@ -100,7 +118,7 @@ def sheet_post(character: Character, traits: list[dict], abilities: list[dict] =
         for i, row in enumerate(rows):
             data[f"{prefix}-{i}-character"] = character.pk or ""
             for key, value in row.items():
-                if key == "negative" and not value:
+                if key in ("negative", "stamina", "ranged") and not value:
                     continue  # an unchecked box is absent from a POST
                 data[f"{prefix}-{i}-{key}"] = value
     return data

@@ -13,8 +13,23 @@ from django.utils import timezone
 
 from challenges.rules import Category
 from characters.management.commands import evening
-from characters.management.commands.demo import CHRONICLE, SESSION, USERS
-from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
+from characters.management.commands.demo import (
+    CHRONICLE,
+    SESSION,
+    UKM_CHRONICLE,
+    UKM_SESSION,
+    USERS,
+)
+from characters.models import (
+    Ability,
+    Character,
+    Chronicle,
+    Discipline,
+    GameSession,
+    Presence,
+    Trait,
+    Weapon,
+)
 from characters.services import character_sheet
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +45,17 @@ def run(*args: str) -> str:
 
 
 def counts() -> dict[str, int]:
-    models = [User, Chronicle, GameSession, Presence, Character, Trait, Ability]
+    models = [
+        User,
+        Chronicle,
+        GameSession,
+        Presence,
+        Character,
+        Trait,
+        Ability,
+        Discipline,
+        Weapon,
+    ]
     return {model.__name__: model.objects.count() for model in models}
 
 
@@ -56,9 +81,9 @@ def test_demo_twice_creates_nothing_twice():
     output = run("demo")
 
     assert counts() == first
-    assert first["User"] == len(USERS) == 9
-    assert first["Character"] == first["Presence"] == 7
-    assert first["GameSession"] == 1
+    assert first["User"] == len(USERS) == 12
+    assert first["Character"] == first["Presence"] == 7 + 3
+    assert first["GameSession"] == first["Chronicle"] == 2
     assert "0 new" in output
 
 
@@ -100,6 +125,39 @@ def test_demo_sheets_hold_the_traits_the_examples_name():
     helen = Character.objects.get(name="Helen")
     assert Trait.objects.filter(character=helen, negative=True).exists()
     assert dict(helen.abilities.values_list("name", "rating")) == {"Brawl": 2, "Dodge": 1}
+
+
+def test_demo_sheets_have_pools_weapons_and_stamina_traits():
+    run("demo")
+
+    helen = Character.objects.get(chronicle__name=CHRONICLE, name="Helen")
+    assert (helen.rage, helen.gnosis, helen.willpower, helen.blood) == (4, 2, 3, 0)
+    assert helen.weapons.get().name == "Klaive"
+    stamina = set(helen.traits.filter(stamina=True).values_list("name", flat=True))
+    assert stamina == {"Tireless", "Resilient"}
+    sheet = character_sheet(helen, Chronicle.objects.get(name=CHRONICLE).open_session())
+    assert [p.text for p in sheet.pools] == ["Willpower 3 of 3", "Rage 4 of 4", "Gnosis 2 of 2"]
+
+
+def test_demo_opens_a_ukm_chronicle_of_kindred():
+    run("demo")
+
+    chronicle = Chronicle.objects.get(name=UKM_CHRONICLE)
+    session = chronicle.open_session()
+    assert chronicle.ruleset == Chronicle.Ruleset.UKM
+    assert session is not None and session.name == UKM_SESSION
+    assert session.presences.count() == chronicle.characters.count() == 3
+    mara = chronicle.characters.get(name="Mara")
+    assert (mara.blood, mara.willpower, mara.blood_per_turn, mara.player.username) == (
+        12,
+        4,
+        2,
+        "mara",
+    )
+    assert dict(mara.disciplines.values_list("name", "rating")) == {"Celerity": 2, "Potence": 2}
+    shotgun = mara.weapons.get(name="Shotgun")
+    assert (shotgun.bonus, shotgun.ability, shotgun.ranged) == (3, "Firearms", True)
+    assert chronicle.is_narrator(User.objects.get(username="narrator"))
 
 
 def test_demo_users_have_their_roles():
@@ -223,7 +281,8 @@ def test_joinlinks_prints_a_link_per_player_and_narrator_of_the_chronicle(client
     output = run("joinlinks", "--chronicle", CHRONICLE, "--base-url", "http://10.0.0.5:8000/")
 
     lines = {m["username"]: m for m in JOIN_LINE.finditer(output)}
-    assert set(lines) == {u.username for u in USERS} - {"admin"}
+    ukm_players = {"lucius", "mara", "tobias"}
+    assert set(lines) == {u.username for u in USERS} - {"admin"} - ukm_players
     assert lines["helen"]["roles"] == "Helen"
     assert lines["narrator"]["roles"] == "narrator"
     link = urlsplit(lines["grady"]["link"])

@@ -99,6 +99,11 @@ def test_a_narrator_can_only_put_a_character_in_her_own_chronicle(played):
             "traits-INITIAL_FORMS": 0,
             "abilities-TOTAL_FORMS": 0,
             "abilities-INITIAL_FORMS": 0,
+            "disciplines-TOTAL_FORMS": 0,
+            "disciplines-INITIAL_FORMS": 0,
+            "weapons-TOTAL_FORMS": 0,
+            "weapons-INITIAL_FORMS": 0,
+            **{pool: 0 for pool in Character.POOLS},
         },
     )
     assert response.status_code == 200  # the form again, with an error

@@ -1,10 +1,13 @@
-"""``manage.py demo [--password PW]``: the demo chronicle of the rules' examples.
+"""``manage.py demo [--password PW]``: the demo chronicles of the rules' examples.
 
 Creates (once) the users admin and narrator, the players of the examples in
 ``seeds/000`` (Helen, Grady, Camille, Ray, Connor, Sir Godfrey, Steps-in-Gum),
-their sheets, the "Demo Chronicle" with an open session and every demo
-character present. Running it again creates nothing twice and leaves edited
-sheets and existing passwords alone.
+their sheets (with Rage, Gnosis, Willpower, weapons and Stamina-based
+Traits), the "Demo Chronicle" (``met_classic``) with an open session and
+every demo character present; and the "UK Masquerade demo" (``ukm``, seeds/004)
+with three Kindred (Blood, Willpower, Disciplines, weapons, a generation limit)
+and their players, its own session open. Running it again creates nothing
+twice and leaves edited sheets and existing passwords alone.
 """
 
 from dataclasses import dataclass, field
@@ -16,13 +19,18 @@ from django.db import transaction
 from django.db.models import Q
 
 from challenges.rules import Category
-from characters.models import Ability, Character, Chronicle, Trait
+from characters.models import Ability, Character, Chronicle, Discipline, Trait, Weapon
 from characters.services import presence_join, session_start
 
 CHRONICLE = "Demo Chronicle"
 SESSION = "Demo evening"
+UKM_CHRONICLE = "UK Masquerade demo"
+UKM_SESSION = "Elysium"
 
-SHEET_MODELS = ["character", "trait", "ability", "presence"]
+SHEET_MODELS = ["character", "trait", "ability", "discipline", "weapon", "presence"]
+
+# Physical Traits a surprised defender may bid (seeds/004 "Surprise").
+STAMINA_TRAITS = {"Resilient", "Tough", "Enduring", "Tireless", "Stalwart", "Rugged"}
 
 P, S, M = Category.PHYSICAL, Category.SOCIAL, Category.MENTAL
 
@@ -39,14 +47,20 @@ class DemoUser:
 
 @dataclass(frozen=True)
 class DemoSheet:
-    """A demo character: Traits as (name, category, count, negative), Abilities
-    as (name, rating)."""
+    """A demo character: Traits as (name, category, count, negative; Physical
+    ones named in STAMINA_TRAITS are Stamina-based), Abilities and Disciplines
+    as (name, rating), ``pools`` as {Character pool field: rating}, weapons as
+    (name, bonus, ability, ranged), ``blood_per_turn`` her generation limit."""
 
     name: str
     player: str
     concept: str
     traits: list[tuple[str, Category, int, bool]]
     abilities: list[tuple[str, int]] = field(default_factory=list)
+    pools: dict[str, int] = field(default_factory=dict)
+    disciplines: list[tuple[str, int]] = field(default_factory=list)
+    weapons: list[tuple[str, int, str, bool]] = field(default_factory=list)
+    blood_per_turn: int | None = None
 
 
 USERS = [
@@ -59,6 +73,9 @@ USERS = [
     DemoUser("connor", "Connor"),
     DemoUser("godfrey", "Godfrey"),
     DemoUser("steps", "Steps"),
+    DemoUser("lucius", "Lucius"),
+    DemoUser("mara", "Mara"),
+    DemoUser("tobias", "Tobias"),
 ]
 
 # seeds/000: Helen (7 Physical) against Grady (5 Physical, Resilient); Ray
@@ -83,6 +100,8 @@ SHEETS = [
             ("Clumsy", P, 1, True),
         ],
         [("Brawl", 2), ("Dodge", 1)],
+        pools={"rage": 4, "gnosis": 2, "willpower": 3},
+        weapons=[("Klaive", 2, "Melee", False)],
     ),
     DemoSheet(
         "Grady",
@@ -100,6 +119,8 @@ SHEETS = [
             ("Repugnant", S, 1, True),
         ],
         [("Brawl", 1), ("Streetwise", 2)],
+        pools={"rage": 2, "gnosis": 3, "willpower": 4},
+        weapons=[("Crowbar", 1, "Melee", False)],
     ),
     DemoSheet(
         "Camille",
@@ -118,6 +139,8 @@ SHEETS = [
             ("Naive", S, 1, True),
         ],
         [("Etiquette", 2), ("Computer", 1)],
+        pools={"rage": 2, "gnosis": 4, "willpower": 5},
+        weapons=[("Pistol", 2, "Firearms", True)],
     ),
     DemoSheet(
         "Ray",
@@ -134,6 +157,7 @@ SHEETS = [
             ("Condescending", S, 1, True),
         ],
         [("Leadership", 2), ("Intimidation", 1)],
+        pools={"rage": 3, "gnosis": 3, "willpower": 5},
     ),
     DemoSheet(
         "Connor",
@@ -150,6 +174,7 @@ SHEETS = [
             ("Bestial", S, 1, True),
         ],
         [("Brawl", 2)],
+        pools={"rage": 5, "gnosis": 2, "willpower": 3},
     ),
     DemoSheet(
         "Sir Godfrey",
@@ -171,6 +196,8 @@ SHEETS = [
             ("Arrogant", S, 1, True),
         ],
         [("Brawl", 3), ("Melee", 2), ("Leadership", 1)],
+        pools={"rage": 5, "gnosis": 3, "willpower": 6},
+        weapons=[("Silver sword", 3, "Melee", False)],
     ),
     DemoSheet(
         "Steps-in-Gum",
@@ -189,6 +216,70 @@ SHEETS = [
             ("Shy", S, 1, True),
         ],
         [("Occult", 2), ("Enigmas", 1)],
+        pools={"rage": 1, "gnosis": 6, "willpower": 5},
+    ),
+]
+
+# seeds/004 (ukm): Kindred with Blood, a generation limit, Willpower retests,
+# Disciplines (Dominate, Celerity, Fortitude) and weapons that need their Ability.
+UKM_SHEETS = [
+    DemoSheet(
+        "Lucius",
+        "lucius",
+        "Ventrue primogen",
+        [
+            ("Commanding", S, 2, False),
+            ("Persuasive", S, 2, False),
+            ("Dignified", S, 1, False),
+            ("Resilient", P, 2, False),
+            ("Stalwart", P, 1, False),
+            ("Cunning", M, 2, False),
+            ("Disciplined", M, 1, False),
+            ("Arrogant", S, 1, True),
+        ],
+        [("Leadership", 3), ("Subterfuge", 2), ("Melee", 1)],
+        pools={"blood": 10, "willpower": 6},
+        disciplines=[("Dominate", 3), ("Fortitude", 2), ("Presence", 1)],
+        weapons=[("Cane sword", 2, "Melee", False)],
+        blood_per_turn=3,
+    ),
+    DemoSheet(
+        "Mara",
+        "mara",
+        "Brujah anarch",
+        [
+            ("Ferocious", P, 2, False),
+            ("Quick", P, 2, False),
+            ("Brawny", P, 1, False),
+            ("Tough", P, 1, False),
+            ("Rugged", P, 1, False),
+            ("Intimidating", S, 2, False),
+            ("Alert", M, 1, False),
+            ("Clumsy", P, 1, True),
+        ],
+        [("Brawl", 3), ("Firearms", 2), ("Dodge", 1)],
+        pools={"blood": 12, "willpower": 4},
+        disciplines=[("Celerity", 2), ("Potence", 2)],
+        weapons=[("Shotgun", 3, "Firearms", True), ("Knuckledusters", 1, "", False)],
+        blood_per_turn=2,
+    ),
+    DemoSheet(
+        "Tobias",
+        "tobias",
+        "Malkavian seer",
+        [
+            ("Insightful", M, 2, False),
+            ("Intuitive", M, 2, False),
+            ("Wise", M, 1, False),
+            ("Enduring", P, 1, False),
+            ("Nimble", P, 1, False),
+            ("Charming", S, 1, False),
+            ("Oblivious", M, 1, True),
+        ],
+        [("Awareness", 2), ("Occult", 2)],
+        pools={"blood": 10, "willpower": 5},
+        disciplines=[("Auspex", 3), ("Dominate", 1)],
+        blood_per_turn=1,
     ),
 ]
 
@@ -209,26 +300,30 @@ class Command(BaseCommand):
     @transaction.atomic
     def handle(self, *args, password: str | None = None, **options):
         users, new_users = ensure_users(password)
-        chronicle, _ = Chronicle.objects.get_or_create(
-            name=CHRONICLE, defaults={"ruleset": Chronicle.Ruleset.MET_CLASSIC}
-        )
-        chronicle.narrators.add(users["narrator"])
-        characters, new_characters = ensure_characters(chronicle, users)
-        session = chronicle.open_session() or session_start(chronicle=chronicle, name=SESSION)
-        for character in characters:
-            presence_join(session=session, character=character)
         if password:
             passwords = "password set for all"
         elif new_users:
             passwords = "new users log in by one-tap link"
         else:
             passwords = "passwords unchanged"
-        self.stdout.write(
-            f"{chronicle}: {len(users)} demo users ({new_users} new), "
-            f"{len(characters)} characters ({new_characters} new), "
-            f"session {session.name or session.pk} open with "
-            f"{session.presences.count()} present; {passwords}."
-        )
+        for name, ruleset, sheets, session_name in (
+            (CHRONICLE, Chronicle.Ruleset.MET_CLASSIC, SHEETS, SESSION),
+            (UKM_CHRONICLE, Chronicle.Ruleset.UKM, UKM_SHEETS, UKM_SESSION),
+        ):
+            chronicle, _ = Chronicle.objects.get_or_create(name=name, defaults={"ruleset": ruleset})
+            chronicle.narrators.add(users["narrator"])
+            characters, new_characters = ensure_characters(chronicle, users, sheets)
+            session = chronicle.open_session() or session_start(
+                chronicle=chronicle, name=session_name
+            )
+            for character in characters:
+                presence_join(session=session, character=character)
+            self.stdout.write(
+                f"{chronicle} ({chronicle.ruleset}): {len(users)} demo users "
+                f"({new_users} new), {len(characters)} characters ({new_characters} new), "
+                f"session {session.name or session.pk} open with "
+                f"{session.presences.count()} present; {passwords}."
+            )
 
 
 def ensure_users(password: str | None) -> tuple[dict, int]:
@@ -279,16 +374,24 @@ def narrator_permissions():
     )
 
 
-def ensure_characters(chronicle: Chronicle, users: dict) -> tuple[list[Character], int]:
-    """Create the missing demo characters with their sheets; an existing
-    character's sheet is left as it is. Returns (characters, how many were new)."""
+def ensure_characters(
+    chronicle: Chronicle, users: dict, sheets: list[DemoSheet] = SHEETS
+) -> tuple[list[Character], int]:
+    """Create the missing characters of ``sheets`` with their sheets (pools,
+    Traits, Abilities, Disciplines, weapons); an existing character's sheet is
+    left as it is. Returns (characters, how many were new)."""
     characters = []
     created_count = 0
-    for sheet in SHEETS:
+    for sheet in sheets:
         character, created = Character.objects.get_or_create(
             chronicle=chronicle,
             name=sheet.name,
-            defaults={"player": users[sheet.player], "concept": sheet.concept},
+            defaults={
+                "player": users[sheet.player],
+                "concept": sheet.concept,
+                "blood_per_turn": sheet.blood_per_turn,
+                **sheet.pools,
+            },
         )
         if created:
             created_count += 1
@@ -299,12 +402,21 @@ def ensure_characters(chronicle: Chronicle, users: dict) -> tuple[list[Character
                     category=category.value,
                     count=count,
                     negative=negative,
+                    stamina=category is P and not negative and name in STAMINA_TRAITS,
                 )
                 for name, category, count, negative in sheet.traits
             )
             Ability.objects.bulk_create(
                 Ability(character=character, name=name, rating=rating)
                 for name, rating in sheet.abilities
+            )
+            Discipline.objects.bulk_create(
+                Discipline(character=character, name=name, rating=rating)
+                for name, rating in sheet.disciplines
+            )
+            Weapon.objects.bulk_create(
+                Weapon(character=character, name=name, bonus=bonus, ability=ability, ranged=ranged)
+                for name, bonus, ability, ranged in sheet.weapons
             )
         characters.append(character)
     return characters, created_count
