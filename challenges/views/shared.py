@@ -24,6 +24,7 @@ from challenges.rules import (
     Kind,
     Moves,
     Outcome,
+    Pool,
     RetestKind,
     Side,
     Stage,
@@ -418,6 +419,20 @@ class ChallengeView:
                 lines.append(
                     format_html("{} spent {} Blood for Physical Traits.", who(side), blood)
                 )
+        minutes = options_of(state).willpower_immunity_minutes
+        for character_id, immunity in state.granted:
+            side = c if character_id == state.challenger.character_id else d
+            whose = "your" if side.other == self.side else format_html("{}’s", who(side.other))
+            lines.append(
+                format_html(
+                    "{} {} immune to {} <bdi>{}</bdi> for {} minutes (Willpower).",
+                    who(side),
+                    self._verb(side, "are", "is"),
+                    whose,
+                    immunity.power,
+                    minutes,
+                )
+            )
         return lines
 
     @property
@@ -628,6 +643,13 @@ class ChallengeView:
         state = self.state
         if state.outcome is None:
             return ""
+        if (
+            state.outcome == Outcome.VOID
+            and state.defender is not None
+            and any(pool is Pool.RAGE for _, pool, _ in state.spent)
+        ):
+            # seeds/000 "Order of Challenges": her Gift goes first.
+            return f"Pre-empted: {name(self.defender_name)} spent Rage for a Gift; nothing is lost."
         if state.outcome == Outcome.VOID:
             return "Voided by a narrator: nothing is lost."
         if state.kind in (Kind.STATIC, Kind.SIMPLE):

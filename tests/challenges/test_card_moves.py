@@ -395,3 +395,22 @@ def test_a_simple_test_offers_only_throws():
     ).state
     assert actions(card(state, C)) == {"challenge.throw"}
     assert "Force a retest" not in row(state)
+
+
+def test_a_rage_preemption_ends_the_challenge_without_a_narrators_void():
+    state = rules.preempt(opened("met_classic"), gift="Razor Claws", now=NOW).state
+    assert "Pre-empted: Grady spent Rage for a Gift; nothing is lost." in text(card(state, C))
+    assert "Voided by a narrator" not in text(row(state))
+
+
+def test_a_willpower_retest_that_fends_off_the_power_shows_the_immunity():
+    state = opened("ukm", category=Category.MENTAL, bids=["Clever"], power="Dominate: Command")
+    state = thrown(answered(state, "Calm"), PAPER, ROCK)
+    state = rules.call_retest(state, side=D, kind="willpower", now=NOW).state
+    state = thrown(state, ROCK, PAPER)
+    assert state.outcome is rules.Outcome.DEFENDER_WINS and state.granted
+    assert "You are immune to Helen’s Dominate: Command for 10 minutes (Willpower)." in text(
+        card(state, D)
+    )
+    assert "Grady is immune to your Dominate: Command" in text(card(state, C))
+    assert "Test 2: Willpower retest (Grady)" in text(card(state, C))
