@@ -13,6 +13,7 @@ from django.db.models import Q
 from challenges.models import Challenge
 from challenges.rows import committed_rows
 from challenges.rules import Category, Combatant, RulesError, Stage, bids_required, get_ruleset
+from challenges.rules.judge import stamina_only
 from challenges.views.shared import ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet
@@ -126,9 +127,16 @@ def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
     if view.state.category is not None:
         view.held = sheet.held(view.state.category)
         if view.needs_trait_choices:
-            view.bid_choices = _biddable(
-                [t for t in sheet.traits if t.category == view.state.category]
-            )
+            lines = [t for t in sheet.traits if t.category == view.state.category]
+            if view.side is not None and stamina_only(view.state, view.side):
+                # A surprised defender bids Stamina-based Physical Traits only (seeds/004).
+                me = view.state.combatant(view.side)
+                lines = [
+                    t
+                    for t in lines
+                    if me is not None and any(h.stamina for h in me.holdings(t.name, t.category))
+                ]
+            view.bid_choices = _biddable(lines)
     return view
 
 

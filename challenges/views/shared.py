@@ -32,7 +32,7 @@ from challenges.rules import (
     legal_moves,
     modifiers,
 )
-from challenges.rules.judge import effective, options_of
+from challenges.rules.judge import effective, most_declarable, options_of
 from challenges.rules.options import Overbid
 from characters.models import Character
 from characters.services import TraitLine
@@ -245,8 +245,7 @@ class ChallengeView:
         modifiers under ``ukm`` (``rules.call_retest``)."""
         if self.side is None:
             return 0
-        standing = self.state.of(self.side, "standing")
-        base = self.held if standing is None else int(standing)
+        base = most_declarable(self.state, self.side)
         if self.overbid_risks_trait:
             return base
         return effective(self.state, self.side, base)

@@ -76,3 +76,31 @@ def test_the_bid_buttons_sent_with_a_changed_sheet_still_ask_two_traits(game):
     sheet = character_sheet(game["grady"], type(game["session"]).objects.get())
     html = render_to_string("challenges/play_sheet_oob.html", {"sheet": sheet})
     assert "bid two" not in html and "Challenge with Tough (Physical)" in html
+
+
+@pytest.mark.django_db
+def test_a_surprised_defender_is_offered_only_her_stamina_based_traits(game):
+    """seeds/004 Surprise: she defends with Stamina-based Physical Traits only."""
+    from challenges import services
+    from challenges.views.phone import phone_challenge
+    from characters.models import Trait
+
+    game["chronicle"].ruleset = "ukm"
+    game["chronicle"].save()
+    Trait.objects.filter(character=game["grady"], name="Tough").update(stamina=True)
+    session = type(game["session"]).objects.get()
+    challenge = services.challenge_open(
+        session=session,
+        challenger=game["helen"],
+        defender=game["grady"],
+        category="physical",
+        bids=["Quick"],
+        surprise=True,
+        user=game["helen_player"],
+        msg_id="surprise-1",
+    )
+    sheet = character_sheet(game["grady"], session)
+    card = phone_challenge(game["grady"], session, challenge.pk, sheet)
+    assert card is not None and [t.name for t in card.bid_choices] == ["Tough"]
+    html = render_to_string("challenges/_card.html", {"c": card})
+    assert "Surprise: <bdi>Helen</bdi> attacks by surprise." in html
