@@ -33,6 +33,7 @@ def _pool_field(label: str, help_text: str) -> models.PositiveSmallIntegerField:
     return models.PositiveSmallIntegerField(
         label,
         default=0,
+        db_default=0,  # rows written in plain SQL (a bulk import) have no pools
         validators=[MinValueValidator(0), MaxValueValidator(MAX_POOL)],
         help_text=help_text,
     )
@@ -225,6 +226,7 @@ class Trait(CleanNameMixin, models.Model):
     stamina = models.BooleanField(
         "Stamina-based",
         default=False,
+        db_default=False,
         help_text="Stamina-based (a surprised defender may bid it); Physical Traits only.",
     )
 
@@ -356,14 +358,16 @@ class Presence(models.Model):
     status = models.CharField(
         max_length=10, choices=Status.choices, default=Status.PRESENT, db_default=Status.PRESENT
     )
-    # Pools spent tonight (a new session is a new Presence: pools refresh).
-    willpower_spent = models.PositiveSmallIntegerField("Willpower spent", default=0)
-    rage_spent = models.PositiveSmallIntegerField("Rage spent", default=0)
-    gnosis_spent = models.PositiveSmallIntegerField("Gnosis spent", default=0)
-    blood_spent = models.PositiveSmallIntegerField("Blood spent", default=0)
+    # Pools spent tonight (a new session is a new Presence: pools refresh); db
+    # defaults like status, for rows written in plain SQL.
+    willpower_spent = models.PositiveSmallIntegerField("Willpower spent", default=0, db_default=0)
+    rage_spent = models.PositiveSmallIntegerField("Rage spent", default=0, db_default=0)
+    gnosis_spent = models.PositiveSmallIntegerField("Gnosis spent", default=0, db_default=0)
+    blood_spent = models.PositiveSmallIntegerField("Blood spent", default=0, db_default=0)
     blood_traits = models.PositiveSmallIntegerField(
         "active Blood Traits",
         default=0,
+        db_default=0,
         help_text="Physical Traits bought with Blood, active until the time below (ukm).",
     )
     blood_traits_until = models.DateTimeField("Blood Traits active until", null=True, blank=True)

@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from challenges import heartbeat, services, views
 from challenges.consumers.base import BadMessage, BaseConsumer, _field, _flag, _names
 from challenges.realtime import character_group, chronicle_group, session_group
-from challenges.views.phone import _with_sheet
+from challenges.views.phone import _with_sheet, start_options
 from characters.services import character_sheet
 
 log = logging.getLogger(__name__)
@@ -208,7 +208,8 @@ class PlayConsumer(BaseConsumer):
         )
         if risk_changed:
             frame += render_to_string(
-                "challenges/play_sheet_oob.html", {"sheet": sheet, "session": self.session}
+                "challenges/play_sheet_oob.html",
+                {"sheet": sheet, "session": self.session, **start_options(sheet)},
             )
         return frame
 

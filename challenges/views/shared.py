@@ -687,7 +687,7 @@ class ChallengeView:
                 continue
             what = []
             if lost:
-                what.append(", ".join(lost))
+                what.append(", ".join(_copies(lost)))
             if wounded:
                 what.append("a health level")
             parts.append(f"{name(who)} loses {' and '.join(what)}.")
@@ -714,12 +714,22 @@ def bdi(text: str) -> str:
     return format_html("<bdi>{}</bdi>", text)
 
 
+def _copies(traits: list[str]) -> list[str]:
+    """Names of lost copies grouped, in first-seen order: ["Tough", "Quick",
+    "Tough"] → ["Tough ×2", "Quick"]."""
+    counts: dict[str, int] = {}
+    for name in traits:
+        counts[name] = counts.get(name, 0) + 1
+    return [name if n == 1 else f"{name} ×{n}" for name, n in counts.items()]
+
+
 def _own_losses(traits: list[str], wounded: bool) -> str:
     """What a player lost, in the second person: "your Quick is lost", "your
-    Quick and Tough are lost and you lose a health level", "" for nothing."""
+    Quick and Tough ×2 are lost and you lose a health level", "" for nothing."""
     what = []
     if traits:
-        names = traits[0] if len(traits) == 1 else f"{', '.join(traits[:-1])} and {traits[-1]}"
+        grouped = _copies(traits)
+        names = grouped[0] if len(grouped) == 1 else f"{', '.join(grouped[:-1])} and {grouped[-1]}"
         what.append(f"your {names} {'is' if len(traits) == 1 else 'are'} lost")
     if wounded:
         what.append("you lose a health level")

@@ -211,7 +211,11 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
     # A tie: both throw Rock; Helen declares first, then Grady (default = his count).
     helen.tap(helen.control("radio", "Grady"))
     helen.tap(helen.control("button", "Challenge with Quick (Physical)"))
-    grady.tap(grady.control("button", "Bid Tough"))
+    # Bruised, Grady bids two Traits (seeds/000 "Health"): two copies of Tough.
+    expect(grady.open_card()).to_contain_text("Bruised: bid two Physical Traits")
+    grady.tap(grady.open_card().get_by_role("checkbox", name="Tough ×3"))
+    grady.tap(grady.open_card().get_by_role("checkbox", name="Tough again"))
+    grady.tap(grady.control("button", "Bid these two Traits"))
     grady.tap(grady.control("button", "Rock"))
     helen.tap(helen.control("button", "Rock"))
     expect(helen.open_card()).to_contain_text("a tie")
@@ -224,14 +228,17 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
     expect(grady.control("spinbutton", "Trait count")).to_have_value("4")
     grady.tap(grady.control("button", "Declare"))
     tie_row = dashboard.locator(f"#challenge-{pk + 1}")
-    expect(tie_row.get_by_role("status")).to_have_text("Helen wins. Grady loses Tough.")
+    expect(tie_row.get_by_role("status")).to_have_text("Helen wins. Grady loses Tough ×2.")
     expect(tie_row).to_contain_text("Rock vs Rock (tie: 7 vs 4)")
-    expect(helen.card(pk + 1).get_by_role("status")).to_have_text("You win! Grady loses Tough.")
+    expect(helen.card(pk + 1).get_by_role("status")).to_have_text("You win! Grady loses Tough ×2.")
     expect(grady.card(pk + 1)).to_contain_text("Traits declared: Helen 7, Grady 4")
 
     # Grady challenges Helen, both bid; then the narrator calls Time out.
     grady.tap(grady.control("radio", "Helen"))
-    grady.tap(grady.control("button", "Challenge with Tough (Physical)"))
+    start = grady.page.get_by_role("group", name="Bid a Trait to challenge")
+    grady.tap(start.get_by_role("checkbox", name="Tough"))
+    grady.tap(start.get_by_role("checkbox", name="Resilient"))
+    grady.tap(start.get_by_role("button", name="Challenge with two Physical Traits"))
     helen.tap(helen.control("button", "Bid Brawny"))
     expect(grady.control("button", "Paper")).to_be_visible()
     narrator.tap(narrator.control("button", "Time out"))
@@ -265,6 +272,10 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
     expect(narrator.control("button", "Time out")).to_be_visible()
     helen.tap(helen.control("button", "Rock"))
     grady.tap(grady.control("button", "Paper"))
+    # Helen lost the test but holds more than double Grady's Traits: she may
+    # overbid (seeds/000 "Overbidding"); she accepts instead.
+    expect(helen.card(pk + 2)).to_contain_text("Overbid")
+    helen.tap(helen.card(pk + 2).get_by_role("button", name="Accept: you lose"))
     expect(helen.card(pk + 2).get_by_role("status")).to_have_text("You lose: your Brawny is lost.")
     expect(dashboard.locator(f"#challenge-{pk + 2}").get_by_role("status")).to_have_text(
         "Grady wins. Helen loses Brawny."
@@ -281,7 +292,12 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
             " JOIN characters_trait t ON t.id = l.trait_id"
             " JOIN characters_character c ON c.id = t.character_id ORDER BY l.id"
         ).fetchall()
-    assert lost == [("Grady", "Resilient"), ("Grady", "Tough"), ("Helen", "Brawny")]
+    assert lost == [
+        ("Grady", "Resilient"),
+        ("Grady", "Tough"),
+        ("Grady", "Tough"),
+        ("Helen", "Brawny"),
+    ]
 
 
 def test_the_narrator_runs_a_static_challenge_and_a_simple_test_for_helen(evening):
