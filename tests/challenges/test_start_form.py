@@ -37,7 +37,9 @@ def test_a_hurt_met_classic_character_bids_two_traits(game, level, label):
     _hurt(game, level)
     html = _form(game)
     assert f"{label}: bid two Traits, then tap Challenge." in html
-    assert html.count('type="checkbox" name="bids"') == 3  # Resilient, Tough, Witty
+    # Resilient ×2, Tough ×3 and Witty, with a second box for each Trait held twice or more.
+    assert html.count('type="checkbox" name="bids"') == 5
+    assert "<bdi>Tough</bdi> again" in html and "<bdi>Witty</bdi> again" not in html
     assert 'name="category" value="physical"' in html and 'data-lists="bids"' in html
     assert "Challenge with Tough (Physical)" not in html
 
@@ -62,19 +64,23 @@ def test_without_a_session_the_form_offers_one_bid_and_no_surprise(game):
 
 @pytest.mark.django_db
 def test_the_bid_buttons_sent_with_a_changed_sheet_still_ask_two_traits(game):
-    """play_sheet_oob.html (a card's move changed her Traits at risk) has no
-    start_options: the met_classic rule is read from her sheet."""
+    """play_sheet_oob.html (a card's move changed her Traits at risk) is
+    rendered with start_options, as the consumer does: the rule is the
+    ruleset's (rules.bids_required), not copied into the template."""
     _hurt(game, 1)
     sheet = character_sheet(game["grady"], game["session"])
     html = render_to_string(
-        "challenges/play_sheet_oob.html", {"sheet": sheet, "session": game["session"]}
+        "challenges/play_sheet_oob.html",
+        {"sheet": sheet, "session": game["session"], **start_options(sheet)},
     )
     assert "Bruised: bid two Traits, then tap Challenge." in html
     assert 'name="category" value="physical"' in html
     game["chronicle"].ruleset = "ukm"
     game["chronicle"].save()
     sheet = character_sheet(game["grady"], type(game["session"]).objects.get())
-    html = render_to_string("challenges/play_sheet_oob.html", {"sheet": sheet})
+    html = render_to_string(
+        "challenges/play_sheet_oob.html", {"sheet": sheet, **start_options(sheet)}
+    )
     assert "bid two" not in html and "Challenge with Tough (Physical)" in html
 
 
