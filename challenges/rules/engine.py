@@ -552,10 +552,10 @@ def relent(state: ChallengeState, *, side: Side, now: float) -> Transition:
     """
     _require_unresolved(state)
     side = Side(side)
-    if state.kind is Kind.STATIC:
-        return bid(state, bids=None, now=now)
     if not judge.can_relent(state, side):
         raise RulesError("You cannot relent now.")
+    if state.kind is Kind.STATIC:
+        return bid(state, bids=None, now=now)
     relented = Event("relented", {"side": side.value})
     new, resolved = _resolve(state, _outcome_for(side.other), now, relented=True)
     return Transition(new, (relented, resolved))
