@@ -372,7 +372,8 @@ class Moves:
     """Every move ``side`` may make now (:func:`legal_moves`); phones offer
     exactly these. Counts are Traits.
 
-    ``bid``: Traits she must bid to answer or to bid (0: no bid now);
+    ``bid``: Traits she must bid to answer or to bid (0: no bid now, or too
+    few Traits free to make one, so she can only relent);
     ``relent``; ``preempt``: spend Rage to pre-empt with a Gift; ``call``:
     name a Negative Trait; ``owed``: Traits she must add before the test;
     ``blood``: Blood she may still spend; ``throw``; ``declare``: the most
@@ -430,6 +431,8 @@ def legal_moves(state: ChallengeState, side: Side) -> Moves:
         preempt = opts.rage_preempt and pool_left(state, side, Pool.RAGE) >= 1
     if state.stage is Stage.BID and side is Side.CHALLENGER and can_enter(who, opts, initiate=True):
         bid = bids_required(who, state.ruleset)
+    if bid > spare(state, side):
+        bid = 0  # she has too few Traits free to bid: she can only relent
     owed = state.of(side, "owed") if state.stage is Stage.THROWS else 0
     call = calls_open(state) and can_pay_wrong_call(state, side)
     test = state.current_test

@@ -9,6 +9,8 @@ from challenges.rules import (
     HealthLevel,
     RulesError,
     Stage,
+    legal_moves,
+    open_opposed,
     open_static,
     relent,
 )
@@ -33,3 +35,32 @@ def test_only_the_player_relents_a_static_challenge() -> None:
         relent(state, side=DE, now=2.0)
     assert state.to_dict() == before
     assert relent(state, side=CH, now=2.0).state.stage is Stage.RESOLVED
+
+
+@pytest.mark.parametrize("ruleset", ["met_classic", "ukm"])
+def test_a_side_with_too_few_traits_is_offered_no_bid_only_a_relent(ruleset: str) -> None:
+    """seeds/000 "Initial Bid", "Health": a Bruised defender with one Trait
+    left cannot bid the two ``met_classic`` asks (nor anyone with none left):
+    the phone must not offer a bid she cannot make."""
+    lone = character(2, "Cub", traits(SOCIAL, "Witty", "Genial*0"), health=HealthLevel.BRUISED)
+    state = open_opposed(
+        ruleset=ruleset,
+        challenger=character(1, "Elder", traits(SOCIAL, "Regal*3")),
+        defender=lone,
+        category=SOCIAL,
+        bids=["Regal"],
+        now=1.0,
+    ).state
+    moves = legal_moves(state, DE)
+    assert moves.relent
+    assert moves.bid == (0 if ruleset == "met_classic" else 1)
+    empty = open_static(
+        ruleset=ruleset,
+        challenger=character(1, "Nobody", traits(SOCIAL, "Witty*0")),
+        category=SOCIAL,
+        difficulty=2,
+        narrator_throw=R,
+        choose=None,
+        now=1.0,
+    ).state
+    assert legal_moves(empty, CH).bid == 0 and legal_moves(empty, CH).relent
