@@ -806,7 +806,9 @@ def declare(
     difficulty), then what followed. RulesError: resolved; no tie to declare;
     out of turn ("The challenger declares first."); the narrator's side in a
     static challenge; a count that is not a whole number, negative, or above
-    her real count ("You cannot declare more Traits than you have (N).").
+    her real count ("You cannot declare more Traits than you have (N)."); under
+    ``ukm``, a count other than the one she declared before in this challenge
+    ("Your declared count stands for this challenge: N.").
     seeds/000 "Testing"; seeds/004 "In The Case Of A Draw".
     """
     _require_unresolved(state)
@@ -819,8 +821,14 @@ def declare(
         raise RulesError("The challenger declares first.")
     if state.stage is Stage.DECLARE_DEFENDER and side is Side.CHALLENGER:
         raise RulesError("You have already declared.")
-    real = judge.declarable(state, side)
-    count = _count(real if count is None else count, real)
+    standing = state.of(side, "standing")
+    if standing is not None and judge.options_of(state).declared_counts_stand:
+        if count is not None and count != standing:
+            raise RulesError(f"Your declared count stands for this challenge: {standing}.")
+        count = int(standing)
+    else:
+        real = judge.declarable(state, side)
+        count = _count(real if count is None else count, real)
 
     test = state.current_test
     assert test is not None

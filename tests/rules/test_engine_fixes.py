@@ -9,12 +9,14 @@ from challenges.rules import (
     HealthLevel,
     RulesError,
     Stage,
+    declare,
     legal_moves,
+    narrator_retest,
     open_opposed,
     open_static,
     relent,
 )
-from tests.rules.sheets import CH, DE, R, SOCIAL, character, traits
+from tests.rules.sheets import CH, DE, SOCIAL, TIE, R, character, opposed, played, traits
 
 
 def test_only_the_player_relents_a_static_challenge() -> None:
@@ -64,3 +66,31 @@ def test_a_side_with_too_few_traits_is_offered_no_bid_only_a_relent(ruleset: str
         now=1.0,
     ).state
     assert legal_moves(empty, CH).bid == 0 and legal_moves(empty, CH).relent
+
+
+def test_ukm_a_declared_count_stands_after_a_narrators_retest() -> None:
+    """seeds/004 "In The Case Of A Draw": you "cannot change your declaration
+    that Challenge": after a narrator's retest, a new tie finds the
+    challenger's count standing; she may not declare another (the machine
+    found legal_moves offering her standing count while declare checked
+    only her real one)."""
+    state = opposed(
+        "ukm",
+        character(1, "A", traits(SOCIAL, "Regal*6")),
+        character(2, "B", traits(SOCIAL, "Witty*6")),
+        SOCIAL,
+        ["Regal"],
+        ["Witty"],
+    )
+    state = played(state, TIE).state
+    state = declare(state, side=CH, count=5, now=300.0).state
+    state = narrator_retest(state, reason="dispute", now=301.0).state
+    state = played(state, TIE, now=400.0).state
+    assert state.stage is Stage.DECLARE_CHALLENGER
+    assert legal_moves(state, CH).declare == 5
+    before = state.to_dict()
+    with pytest.raises(RulesError, match="stands for this challenge: 5"):
+        declare(state, side=CH, count=6, now=500.0)
+    assert state.to_dict() == before
+    state = declare(state, side=CH, now=500.0).state
+    assert state.tests[-1].challenger_declared == 5
