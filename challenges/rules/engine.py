@@ -240,12 +240,12 @@ def _resolve(
         if who is not None and not spared:
             wounds.append(who.character_id)
     granted = state.granted
-    last = state.current_test
     minutes = judge.options_of(state).willpower_immunity_minutes
+    # She fended off the attack with Willpower: she won after calling it (its
+    # test, or the retests on equal counts that settled a tie in it).
     if (
         outcome is Outcome.DEFENDER_WINS
-        and last is not None
-        and last.retest is RetestKind.WILLPOWER
+        and (Side.DEFENDER, RetestKind.WILLPOWER) in state.called
         and state.defender is not None
         and minutes
     ):

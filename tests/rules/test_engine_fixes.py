@@ -7,8 +7,13 @@ import pytest
 
 from challenges.rules import (
     HealthLevel,
+    Immunity,
+    Outcome,
+    Pool,
+    RetestKind,
     RulesError,
     Stage,
+    call_retest,
     declare,
     legal_moves,
     narrator_retest,
@@ -16,7 +21,20 @@ from challenges.rules import (
     open_static,
     relent,
 )
-from tests.rules.sheets import CH, DE, SOCIAL, TIE, R, character, opposed, played, traits
+from tests.rules.sheets import (
+    CH,
+    DE,
+    LOSE,
+    MENTAL,
+    SOCIAL,
+    TIE,
+    WIN,
+    R,
+    character,
+    opposed,
+    played,
+    traits,
+)
 
 
 def test_only_the_player_relents_a_static_challenge() -> None:
@@ -94,3 +112,31 @@ def test_ukm_a_declared_count_stands_after_a_narrators_retest() -> None:
     assert state.to_dict() == before
     state = declare(state, side=CH, now=500.0).state
     assert state.tests[-1].challenger_declared == 5
+
+
+def test_ukm_willpower_immunity_when_a_tie_in_the_willpower_retest_is_settled_later() -> None:
+    """seeds/004 "Retrying The Test…": a Willpower retest that fends off the
+    attack makes the defender immune for ten minutes, also when its test
+    ties on equal counts and the retest until an outright winner goes her
+    way (the machine found the immunity granted only when the Willpower
+    test itself was the last)."""
+    state = opposed(
+        "ukm",
+        character(1, "A", traits(MENTAL, "Cunning*6")),
+        character(2, "B", traits(MENTAL, "Wise*6"), pools={Pool.WILLPOWER: 1}),
+        MENTAL,
+        ["Cunning"],
+        ["Wise"],
+        power="Dominate",
+    )
+    state = played(state, WIN).state
+    state = call_retest(state, side=DE, kind=RetestKind.WILLPOWER, now=300.0).state
+    state = played(state, TIE, now=400.0).state
+    state = declare(state, side=CH, count=6, now=500.0).state
+    state = declare(state, side=DE, count=6, now=501.0).state
+    assert state.tests[-1].retest is RetestKind.EQUAL_COUNTS
+    t = played(state, LOSE, now=600.0)
+    assert t.state.outcome is Outcome.DEFENDER_WINS
+    assert t.state.granted == ((2, Immunity(1, "Dominate", 601.0 + 600)),)
+    # The Willpower retest stays final: the challenger has no retest after it.
+    assert t.state.stage is Stage.RESOLVED
