@@ -545,8 +545,9 @@ def relent(state: ChallengeState, *, side: Side, now: float) -> Transition:
     loses a Trait, and the other side's stated action happens (in an attack
     a relenting defender takes the wound; a relenting challenger takes none
     automatically). When it is legal: :func:`judge.can_relent`
-    (``met_classic``: the defender, when answering or while she owes Traits
-    for a Negative Trait; ``ukm``: either side until the first test).
+    (``met_classic``: the defender when answering, either side while she
+    owes Traits for a Negative Trait; ``ukm``: either side until the first
+    test).
     Events: "relented", "resolved". RulesError if ``side`` may not relent now.
     seeds/000 "Initial Bid"; seeds/004 "The Challenge".
     """

@@ -13,6 +13,8 @@ from challenges.rules import (
     RetestKind,
     RulesError,
     Stage,
+    add_bids,
+    call_negative,
     call_retest,
     declare,
     legal_moves,
@@ -140,3 +142,23 @@ def test_ukm_willpower_immunity_when_a_tie_in_the_willpower_retest_is_settled_la
     assert t.state.granted == ((2, Immunity(1, "Dominate", 601.0 + 600)),)
     # The Willpower retest stays final: the challenger has no retest after it.
     assert t.state.stage is Stage.RESOLVED
+
+
+def test_met_classic_ray_may_withdraw_rather_than_risk_persuasive() -> None:
+    """seeds/000 "Negative Traits", Example of Play: after his wrong call Ray
+    "would have to risk an additional Social Trait ... if he wished to
+    continue the challenge": he may also withdraw (relent), losing the
+    challenge and no Trait (the engine let only the defender relent, so Ray
+    had to add Persuasive)."""
+    ray = character(1, "Ray", traits(SOCIAL, "Commanding", "Persuasive"))
+    camille = character(2, "Camille", traits(SOCIAL, "Alluring"))
+    state = opposed("met_classic", ray, camille, SOCIAL, ["Commanding"], ["Alluring"])
+    assert not legal_moves(state, CH).relent
+    state = call_negative(state, side=CH, name="Condescending", now=300.0).state
+    assert legal_moves(state, CH).relent and not legal_moves(state, DE).relent
+    t = relent(state, side=CH, now=301.0)
+    assert t.state.outcome is Outcome.DEFENDER_WINS
+    assert t.state.losses == () and t.state.wounds == ()
+    # Once he has added Persuasive, the test goes ahead.
+    added = add_bids(state, side=CH, bids=["Persuasive"], now=301.0).state
+    assert not legal_moves(added, CH).relent
