@@ -849,3 +849,36 @@ def test_ukm_static_challenge_only_the_aggressor_loses_a_trait() -> None:
         state = accept(state, side=CH, now=5.0).state
     assert state.outcome is Outcome.DEFENDER_WINS
     assert state.losses == (Loss(31, "Nimble", PHYSICAL),)
+
+
+def test_no_free_extra_test_against_a_wounded_character_with_more_traits() -> None:
+    """seeds/000 "Health": "If she has less Traits, her opponent gets a free
+    extra test": a Wounded Logan (8 Traits) still loses ties, but the weaker
+    Howls-at-Dawn (6) gets no free test when he loses one."""
+    hurt_logan = character(21, "Logan", traits(PHYSICAL, "Brawny*4", "Ferocious*4"), health=2)
+    howls = howls_at_dawn(HealthLevel.HEALTHY)
+    state = opposed("met_classic", howls, hurt_logan, PHYSICAL, ["Tough"], ["Brawny", "Ferocious"])
+    t = played(state, LOSE)
+    assert all(test.retest is not RetestKind.WOUNDED for test in t.state.tests)
+    assert t.state.stage in (Stage.RETEST, Stage.RESOLVED)
+    assert played(state, TIE).state.outcome is Outcome.CHALLENGER_WINS
+
+
+def test_ukm_the_other_side_answers_an_ability_retest_only_with_her_own_ability() -> None:
+    """seeds/004 "Retrying The Test…": each side declares her own rating."""
+    state = played(punch(), WIN).state
+    state = call_retest(state, side=DE, kind=RetestKind.ABILITY, name="Dodge", now=300.0).state
+    before = state.to_dict()
+    with pytest.raises(RulesError, match="no Ability 'Occult'"):
+        answer_retest(state, side=CH, name="Occult", now=301.0)
+    with pytest.raises(RulesError, match="no retest for you to answer"):
+        answer_retest(state, side=DE, name="Dodge", now=301.0)
+    assert state.to_dict() == before
+    # Naming none is a rating of 0: the retest is granted.
+    t = answer_retest(state, side=CH, now=301.0)
+    assert t.events[0].data == {
+        "side": "challenger",
+        "kind": "ability",
+        "rating": 0,
+        "granted": True,
+    }
