@@ -353,6 +353,8 @@ class Challenges(RuleBasedStateMachine):
         check_state(t.state)
         for event in t.events:
             assert json.loads(json.dumps(event.data)) == event.data
+            if event.kind == "threw":  # a throw is public only once revealed
+                assert set(event.data) == {"side"}
         if t.state.stage is Stage.RESOLVED:
             assert before is None or before.stage is not Stage.RESOLVED
             check_resolution(t.state)
