@@ -10,7 +10,11 @@ to_dict/from_dict through JSON and msgpack; only bid Traits are lost, never
 more than a side bid; counts and pools never go below zero; ``ukm`` retests
 stay within seeds/004 "Challenge Re-Tests" (one each of Discipline, ability,
 overbid, Willpower, in that order, Willpower last and final); every
-challenge ends in exactly one outcome (teardown plays it to the end)."""
+challenge ends in exactly one outcome (teardown plays it to the end).
+
+About 10 s in CI. To hunt bugs, raise the runs and their length, e.g.
+``RULES_MACHINE_EXAMPLES=2000 RULES_MACHINE_STEPS=80 pytest
+tests/rules/test_machine.py --hypothesis-seed=1``."""
 
 from __future__ import annotations
 
@@ -714,7 +718,7 @@ MACHINE = settings(
     # No shrinking: shrinking a failing run of this machine can take minutes;
     # its printed steps are enough to replay it (add Phase.shrink to minimise).
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    stateful_step_count=25,
+    stateful_step_count=int(os.environ.get("RULES_MACHINE_STEPS", "25")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
