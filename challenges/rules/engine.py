@@ -240,12 +240,12 @@ def _resolve(
         if who is not None and not spared:
             wounds.append(who.character_id)
     granted = state.granted
-    last = state.current_test
     minutes = judge.options_of(state).willpower_immunity_minutes
+    # She fended off the attack with Willpower: she won after calling it (its
+    # test, or the retests on equal counts that settled a tie in it).
     if (
         outcome is Outcome.DEFENDER_WINS
-        and last is not None
-        and last.retest is RetestKind.WILLPOWER
+        and (Side.DEFENDER, RetestKind.WILLPOWER) in state.called
         and state.defender is not None
         and minutes
     ):
@@ -545,17 +545,18 @@ def relent(state: ChallengeState, *, side: Side, now: float) -> Transition:
     loses a Trait, and the other side's stated action happens (in an attack
     a relenting defender takes the wound; a relenting challenger takes none
     automatically). When it is legal: :func:`judge.can_relent`
-    (``met_classic``: the defender, when answering or while she owes Traits
-    for a Negative Trait; ``ukm``: either side until the first test).
+    (``met_classic``: the defender when answering, either side while she
+    owes Traits for a Negative Trait; ``ukm``: either side until the first
+    test).
     Events: "relented", "resolved". RulesError if ``side`` may not relent now.
     seeds/000 "Initial Bid"; seeds/004 "The Challenge".
     """
     _require_unresolved(state)
     side = Side(side)
-    if state.kind is Kind.STATIC:
-        return bid(state, bids=None, now=now)
     if not judge.can_relent(state, side):
         raise RulesError("You cannot relent now.")
+    if state.kind is Kind.STATIC:
+        return bid(state, bids=None, now=now)
     relented = Event("relented", {"side": side.value})
     new, resolved = _resolve(state, _outcome_for(side.other), now, relented=True)
     return Transition(new, (relented, resolved))
@@ -806,7 +807,9 @@ def declare(
     difficulty), then what followed. RulesError: resolved; no tie to declare;
     out of turn ("The challenger declares first."); the narrator's side in a
     static challenge; a count that is not a whole number, negative, or above
-    her real count ("You cannot declare more Traits than you have (N).").
+    her real count ("You cannot declare more Traits than you have (N)."); under
+    ``ukm``, a count other than the one she declared before in this challenge
+    ("Your declared count stands for this challenge: N.").
     seeds/000 "Testing"; seeds/004 "In The Case Of A Draw".
     """
     _require_unresolved(state)
@@ -819,8 +822,14 @@ def declare(
         raise RulesError("The challenger declares first.")
     if state.stage is Stage.DECLARE_DEFENDER and side is Side.CHALLENGER:
         raise RulesError("You have already declared.")
-    real = judge.declarable(state, side)
-    count = _count(real if count is None else count, real)
+    standing = state.of(side, "standing")
+    if standing is not None and judge.options_of(state).declared_counts_stand:
+        if count is not None and count != standing:
+            raise RulesError(f"Your declared count stands for this challenge: {standing}.")
+        count = int(standing)
+    else:
+        real = judge.declarable(state, side)
+        count = _count(real if count is None else count, real)
 
     test = state.current_test
     assert test is not None

@@ -285,8 +285,10 @@ def can_relent(state: ChallengeState, side: Side) -> bool:
     """``side`` may relent now (no Trait lost; the other's stated action happens).
 
     ``met_classic`` (seeds/000 "Initial Bid", "Negative Traits"): the defender,
-    when asked to answer, or before the first test while she owes Traits for a
-    Negative Trait named against her. ``ukm`` (seeds/004 "The Challenge"):
+    when asked to answer; either side before the first test while she owes
+    Traits for a Negative Trait (the defender named correctly, "possibly even
+    to the point where she relents"; the caller named wrongly, who must risk
+    one more Trait "if he wished to continue the challenge"). ``ukm`` (seeds/004 "The Challenge"):
     either side of an opposed challenge, at any time until the first test is
     thrown open. The player of a static challenge may relent before bidding.
     """
@@ -300,9 +302,9 @@ def can_relent(state: ChallengeState, side: Side) -> bool:
     first_open = state.stage is Stage.THROWS and len(state.tests) == 1
     if options_of(state).relent is Relent.EITHER_SIDE_BEFORE_TEST:
         return state.stage is Stage.RESPONSE or first_open
-    if side is not Side.DEFENDER:
-        return False
-    return state.stage is Stage.RESPONSE or (first_open and state.defender_owed > 0)
+    if state.stage is Stage.RESPONSE:
+        return side is Side.DEFENDER
+    return first_open and state.of(side, "owed") > 0
 
 
 def calls_open(state: ChallengeState) -> bool:
@@ -372,7 +374,8 @@ class Moves:
     """Every move ``side`` may make now (:func:`legal_moves`); phones offer
     exactly these. Counts are Traits.
 
-    ``bid``: Traits she must bid to answer or to bid (0: no bid now);
+    ``bid``: Traits she must bid to answer or to bid (0: no bid now, or too
+    few Traits free to make one, so she can only relent);
     ``relent``; ``preempt``: spend Rage to pre-empt with a Gift; ``call``:
     name a Negative Trait; ``owed``: Traits she must add before the test;
     ``blood``: Blood she may still spend; ``throw``; ``declare``: the most
@@ -430,6 +433,8 @@ def legal_moves(state: ChallengeState, side: Side) -> Moves:
         preempt = opts.rage_preempt and pool_left(state, side, Pool.RAGE) >= 1
     if state.stage is Stage.BID and side is Side.CHALLENGER and can_enter(who, opts, initiate=True):
         bid = bids_required(who, state.ruleset)
+    if bid > spare(state, side):
+        bid = 0  # she has too few Traits free to bid: she can only relent
     owed = state.of(side, "owed") if state.stage is Stage.THROWS else 0
     call = calls_open(state) and can_pay_wrong_call(state, side)
     test = state.current_test

@@ -161,10 +161,10 @@ UKM = MetOptions(
     firearms_one_category=True,
     mob_attackers_max=5,
 )
-"""seeds/004 (UK Masquerade): options defined, moves not yet played."""
+"""seeds/004 (UK Masquerade), played by the engine as ruleset ``ukm``."""
 
 PRESETS: dict[str, MetOptions] = {"met_classic": MET_CLASSIC, "ukm": UKM}
-"""Presets by name. Only ``met_classic`` is a playable ruleset (rulesets.RULESETS)."""
+"""Presets by name; each is a ruleset of rulesets.RULESETS."""
 
 READ_BY_ENGINE = frozenset(
     {
