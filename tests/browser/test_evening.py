@@ -236,7 +236,7 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
     # Grady challenges Helen, both bid; then the narrator calls Time out.
     grady.tap(grady.control("radio", "Helen"))
     start = grady.page.get_by_role("group", name="Bid a Trait to challenge")
-    grady.tap(start.get_by_role("checkbox", name="Tough"))
+    grady.tap(start.get_by_role("checkbox", name="Tough").first)
     grady.tap(start.get_by_role("checkbox", name="Resilient"))
     grady.tap(start.get_by_role("button", name="Challenge with two Physical Traits"))
     helen.tap(helen.control("button", "Bid Brawny"))

@@ -251,7 +251,7 @@ def test_a_bruised_character_bids_two_traits_to_answer_and_to_challenge(live, sc
     start = grady.page.get_by_role("group", name="Bid a Trait to challenge")
     expect(start).to_contain_text("Bruised: bid two Traits, then tap Challenge.")
     grady.tap(grady.control("radio", "Helen"))
-    grady.tap(start.get_by_role("checkbox", name="Tough"))
+    grady.tap(start.get_by_role("checkbox", name="Tough").first)
     grady.tap(start.get_by_role("checkbox", name="Resilient"))
     grady.tap(start.get_by_role("button", name="Challenge with two Physical Traits"))
     mine = grady.page.locator("article.card", has_text="against Helen")
