@@ -267,9 +267,13 @@ class StaticOpen(Action):
 
 
 class SimpleOpen(Action):
+    """A simple test; ``ukm``: who initiates it, and whether it is difficult."""
+
     character: Number
     narrator_throw: OptionalThrow = None
     stakes: OptionalText(300)
+    narrator_initiated: Flag = False
+    difficult: Flag = False
 
 
 class ChallengeVoid(Action):

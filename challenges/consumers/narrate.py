@@ -244,6 +244,8 @@ class NarrateConsumer(BaseConsumer):
             character=views.character_in_session(self.session, _field(message, "character", int)),
             narrator_throw=_field(message, "narrator_throw", str, required=False, limit=10),
             stakes=_field(message, "stakes", str, required=False) or "",
+            narrator_initiated=message.get("narrator_initiated") is True,
+            difficult=message.get("difficult") is True,
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -114,12 +114,18 @@ def simple_test_open(
     character: Character,
     narrator_throw: str | None = None,
     stakes: str = "",
+    narrator_initiated: bool = False,
+    difficult: bool = False,
     user,
     msg_id: str,
 ) -> Challenge:
     """A narrator asks ``character`` for a simple test: she throws against the
-    narrator (drawn with ``secrets`` unless given); a win or a tie succeeds
-    (met_classic). seeds/000 "Simple Tests"."""
+    narrator (drawn with ``secrets`` unless given); a win succeeds, a tie by
+    the chronicle's rules: ``met_classic`` succeeds (seeds/000 "Simple
+    Tests"); ``ukm`` goes to the initiator (the player, unless
+    ``narrator_initiated``), and a ``difficult`` test needs an outright win
+    (seeds/004 "Simple Test", "Difficult Test"; RulesError where the ruleset
+    has no difficult tests)."""
     throw = (
         _parse(rules.Throw, narrator_throw, "Throw Rock, Paper or Scissors.")
         if narrator_throw
@@ -133,6 +139,8 @@ def simple_test_open(
             narrator_throw=throw,
             choose=secrets.choice,
             stakes=str(stakes)[:MAX_STAKES],
+            narrator_initiated=bool(narrator_initiated),
+            difficult=bool(difficult),
             now=_now(),
         )
 

@@ -15,7 +15,7 @@ from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
 
 from challenges.models import Challenge, Event, TraitLoss
 from challenges.rows import committed_rows
-from challenges.rules import Category, Outcome, Stage
+from challenges.rules import Category, Outcome, RulesError, Stage, get_ruleset
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, character_sheets
@@ -143,6 +143,7 @@ def dashboard_context(session: GameSession) -> dict:
         "fold_after": RESULT_COLLAPSE_SECONDS,
         "roster": _roster(session, list(present.order_by("name"))),
         "categories": list(Category),
+        "difficult_tests": difficult_tests(session),
     }
 
 
@@ -181,6 +182,16 @@ class LostCopy:
     trait: str
     challenge_id: int
     opponent: str
+
+
+def difficult_tests(session: GameSession) -> bool:
+    """The session's ruleset has difficult tests and simple tests won by their
+    initiator (``ukm``, seeds/004 "Simple Test", "Difficult Test"): the simple
+    test forms then ask who initiates and whether it is difficult."""
+    try:
+        return get_ruleset(session.chronicle.ruleset).options.difficult_tests
+    except RulesError:
+        return False
 
 
 def character_panel_context(session: GameSession, character_id: int) -> dict | None:
@@ -226,4 +237,5 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
         "present": Presence.objects.filter(
             session=session, character=character, status__in=ON_ROSTER
         ).exists(),
+        "difficult_tests": difficult_tests(session),
     }

@@ -347,3 +347,50 @@ async def test_ukm_an_ability_retest_then_a_final_willpower_retest():
     assert reply["type"] == "error" and "immune to it for another 10 minutes" in reply["message"]
     for phone in (ann, bo):
         await phone.disconnect()
+
+
+async def test_ukm_a_difficult_simple_test_fails_on_a_tie_and_the_form_offers_it():
+    """seeds/004 "Difficult Test": only an outright win succeeds; "Simple
+    Test": the initiator wins ties (the player unless the narrator initiates)."""
+    world = await _ukm_pair()
+    ann, _ = await connect(f"/ws/play/{world['ann'].pk}/", world["ann"].player)
+    dashboard, _ = await connect(f"/ws/narrate/{world['session'].pk}/", world["narrator"])
+    results = []
+    for extra in ({"difficult": "on"}, {}, {"narrator_initiated": "on"}):
+        await _ok(
+            dashboard,
+            action="simple.open",
+            character=str(world["ann"].pk),
+            narrator_throw="rock",
+            **extra,
+        )
+        test = await _latest()
+        await _ok(ann, action="challenge.throw", challenge=test.pk, throw="rock")
+        results.append((await _challenge(test.pk)).outcome)
+    assert results == ["defender_wins", "challenger_wins", "defender_wins"]
+    for phone in (ann, dashboard):
+        await phone.disconnect()
+
+
+@pytest.mark.parametrize("ruleset", ["met_classic", "ukm"])
+def test_the_simple_test_forms_ask_who_initiates_and_difficult_only_under_ukm(ruleset, client):
+    from django.urls import reverse
+
+    from characters.models import Chronicle
+
+    world = async_to_sync_world()
+    Chronicle.objects.filter(pk=world["chronicle"].pk).update(ruleset=ruleset)
+    client.force_login(world["narrator"])
+    page = client.get(reverse("narrate", args=[world["session"].pk])).content.decode()
+    panel = client.get(
+        reverse("narrate_character", args=[world["session"].pk, world["ann"].pk])
+    ).content.decode()
+    for html in (page, panel):
+        assert ('name="difficult"' in html) == (ruleset == "ukm")
+        assert ('name="narrator_initiated"' in html) == (ruleset == "ukm")
+
+
+def async_to_sync_world() -> dict:
+    from asgiref.sync import async_to_sync
+
+    return async_to_sync(_ukm_pair)()
