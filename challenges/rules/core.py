@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum, IntEnum, StrEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
+
+E = TypeVar("E", bound=Enum)
 
 SCHEMA = 1
 """Version of :meth:`ChallengeState.to_dict`'s layout (key ``"schema"``)."""
@@ -191,6 +193,12 @@ class Outcome(StrEnum):
     VOID = "void"
 
 
+def _as(enum: type[E], value: Any) -> E:
+    """``value`` as a member of ``enum``; a member is returned as is (calling
+    the enum again costs a lookup on every state read, many per phone view)."""
+    return value if type(value) is enum else enum(value)
+
+
 def _norm(name: str) -> str:
     return " ".join(name.split()).casefold()
 
@@ -220,7 +228,7 @@ class TraitHolding:
     stamina: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "category", Category(self.category))
+        object.__setattr__(self, "category", _as(Category, self.category))
         if self.count < 0 or self.at_risk < 0:
             raise ValueError(f"Trait counts cannot be negative: {self!r}")
 
@@ -289,13 +297,13 @@ class Combatant:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "traits", tuple(self.traits))
-        object.__setattr__(self, "health", HealthLevel(self.health))
+        object.__setattr__(self, "health", _as(HealthLevel, self.health))
         object.__setattr__(self, "abilities", tuple(self.abilities))
         object.__setattr__(self, "disciplines", tuple(self.disciplines))
         object.__setattr__(self, "weapons", tuple(self.weapons))
         object.__setattr__(self, "immunities", tuple(self.immunities))
         raw = self.pools.items() if isinstance(self.pools, dict) else self.pools
-        pools = tuple(sorted((Pool(p), int(n)) for p, n in raw))
+        pools = tuple(sorted((_as(Pool, p), int(n)) for p, n in raw)) if raw else ()
         if any(n < 0 for _, n in pools) or self.blood_traits < 0:
             raise ValueError(f"Pools cannot be negative: {pools!r}")
         object.__setattr__(self, "pools", pools)
@@ -500,7 +508,7 @@ class Loss:
     trait_id: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "category", Category(self.category))
+        object.__setattr__(self, "category", _as(Category, self.category))
 
 
 @dataclass(frozen=True)
@@ -518,7 +526,7 @@ class NegativeCall:
     matched: bool = True
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "caller", Side(self.caller))
+        object.__setattr__(self, "caller", _as(Side, self.caller))
 
 
 @dataclass(frozen=True)
@@ -536,8 +544,8 @@ class PendingRetest:
     count: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", RetestKind(self.kind))
-        object.__setattr__(self, "side", Side(self.side))
+        object.__setattr__(self, "kind", _as(RetestKind, self.kind))
+        object.__setattr__(self, "side", _as(Side, self.side))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form."""

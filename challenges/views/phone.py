@@ -60,7 +60,8 @@ def start_options(sheet: Sheet) -> dict:
     power she uses, which a Willpower retest makes its defender immune to),
     ``weapons`` (hers, when the
     sheet lists any). No session: one bid, no Surprise. At most one query
-    (her chronicle's ruleset, once per session object)."""
+    (her chronicle's ruleset); none for a seat read by ``player_seat``, whose
+    session carries ``chronicle_ruleset``."""
     out = {
         "bids_needed": 1,
         "health_label": sheet.health.label,
@@ -70,8 +71,10 @@ def start_options(sheet: Sheet) -> dict:
     }
     if sheet.session is None:
         return out
+    # A seat read by player_seat carries its chronicle's ruleset: no query.
+    name = getattr(sheet.session, "chronicle_ruleset", None) or sheet.session.chronicle.ruleset
     try:
-        ruleset = get_ruleset(sheet.session.chronicle.ruleset)
+        ruleset = get_ruleset(name)
     except RulesError:
         return out
     me = Combatant(sheet.character.pk, sheet.character.name, traits=(), health=sheet.health)

@@ -10,7 +10,7 @@ import functools
 from django.db import connection
 
 from challenges.realtime import CHARACTER_UPDATED, broadcast_on_commit, narrators_group
-from characters.models import Character, GameSession, Presence
+from characters.models import Character, Chronicle, GameSession, Presence
 
 
 # Seats: who may connect where ---------------------------------------------
@@ -20,6 +20,7 @@ def _seat_sql() -> tuple[str, str]:
     ORM (an ``Exists`` annotation) cost ~1 ms of CPU per reconnect, ten times
     running them. Column names come from the models."""
     character, session, presence = Character._meta, GameSession._meta, Presence._meta
+    chronicle = Chronicle._meta
 
     def col(meta, name: str) -> str:
         return connection.ops.quote_name(meta.get_field(name).column)
@@ -31,9 +32,12 @@ def _seat_sql() -> tuple[str, str]:
         f"SELECT * FROM {table(character)} "
         f"WHERE {col(character, 'id')} = %s AND {col(character, 'player')} = %s"
     )
-    # Chronicle.open_session(), and whether she is present there.
+    # Chronicle.open_session(), whether she is present there, and the chronicle's
+    # ruleset (the phone's "Challenge someone" form reads its rule options).
     open_session = (
-        f"SELECT s.*, EXISTS (SELECT 1 FROM {table(presence)} p "
+        f"SELECT s.*, (SELECT r.{col(chronicle, 'ruleset')} FROM {table(chronicle)} r "
+        f"WHERE r.{col(chronicle, 'id')} = s.{col(session, 'chronicle')}) AS chronicle_ruleset, "
+        f"EXISTS (SELECT 1 FROM {table(presence)} p "
         f"WHERE p.{col(presence, 'session')} = s.{col(session, 'id')} "
         f"AND p.{col(presence, 'character')} = %s "
         f"AND p.{col(presence, 'status')} <> '{Presence.Status.ABSENT.value}') AS seated "
