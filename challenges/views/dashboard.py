@@ -127,7 +127,7 @@ def dashboard_context(session: GameSession) -> dict:
     as ``open_rows`` (longest waiting first) and ``result_rows`` (newest first),
     ``rows`` both in that order; the roster of present characters with Traits
     left and health. A fixed number of queries, whatever the numbers."""
-    session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
+    session.refresh_from_db(fields=["time_out", "time_out_since", "time_out_seconds", "ended_at"])
     challenges = list(dashboard_challenges(session).select_related("challenger", "defender"))
     rows = sorted((challenge_view(c, None) for c in challenges), key=dashboard_place)
     _void_reasons(session, rows)

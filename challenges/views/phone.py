@@ -34,7 +34,9 @@ def play_context(
     challenges: list[ChallengeView] = []
     choice: dict = {"opponents": [], "opponent_search": False}
     if session is not None:
-        session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
+        session.refresh_from_db(
+            fields=["time_out", "time_out_since", "time_out_seconds", "ended_at"]
+        )
         open_, done = _on_phone(character, session)
         challenges = [_with_sheet(challenge_view(c, character), sheet) for c in [*open_, *done]]
         if with_opponents:
