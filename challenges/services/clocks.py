@@ -267,17 +267,21 @@ def clocks_apply(session_id: int, now: float | None = None) -> int:
     return changed
 
 
-def clocks_tick(session_id: int | None) -> int:
-    """:func:`clocks_apply` from a heartbeat, at most once per
-    :data:`TICK_SECONDS` per session in this worker (the throttle is only an
-    economy: a restart loses nothing). Never raises: a failure is logged and
-    the next heartbeat tries again."""
-    if session_id is None:
-        return 0
+def tick_wanted(session_id: int) -> bool:
+    """True (and the throttle reset) if this worker has not checked the
+    session's clocks for :data:`TICK_SECONDS`. No query: the consumers ask it
+    on every heartbeat before a trip to the database thread."""
     moment = time.monotonic()
     if moment - _last_tick.get(session_id, -TICK_SECONDS) < TICK_SECONDS:
-        return 0
+        return False
     _last_tick[session_id] = moment
+    return True
+
+
+def clocks_tick(session_id: int) -> int:
+    """:func:`clocks_apply` from a heartbeat (after :func:`tick_wanted`; the
+    throttle is only an economy: a restart loses nothing). Never raises: a
+    failure is logged and the next heartbeat tries again."""
     try:
         return clocks_apply(session_id)
     except Exception:  # noqa: BLE001 - a heartbeat must not fail on a clock
@@ -488,8 +492,8 @@ def clock_view(
     Traits she holds: None without a presence, else ``{"kind": the next
     effect's EffectKind value ("" when no clock runs), "remaining": seconds
     of play until it, "frozen": in Time out, "text": words before the
-    countdown, "health", "aid", "awake", "resting", "form", "garou",
-    "aggravated"}``. No query."""
+    countdown on her phone, "label": the same for a narrator, "health",
+    "aid", "awake", "resting", "form", "garou", "aggravated"}``. No query."""
     if presence is None or session is None:
         return None
     pause = pause_of(session)
@@ -508,13 +512,23 @@ def clock_view(
         "remaining": 0,
         "frozen": bool(session.time_out),
         "text": "",
+        "label": "",
     }
     if effect is not None:
         remaining = pause.remaining(effect.at, now)
         kind = effect.kind.value
-        view.update(kind=kind, remaining=int(remaining + 0.999), text=_TEXT[kind])
+        view.update(
+            kind=kind, remaining=int(remaining + 0.999), text=_TEXT[kind], label=_LABEL[kind]
+        )
     return view
 
+
+_LABEL = {
+    EffectKind.AWAKE.value: "Out of play for",
+    EffectKind.TRAIT_LOST.value: "Next Physical Trait lost in",
+    EffectKind.DIED.value: "Dies in",
+    EffectKind.HEALED.value: "Heals one level in",
+}
 
 _TEXT = {
     EffectKind.AWAKE.value: "Out of play: you can act again in",
@@ -522,3 +536,63 @@ _TEXT = {
     EffectKind.DIED.value: "Mortally Wounded: death in",
     EffectKind.HEALED.value: "Resting: one level healed in",
 }
+
+
+def clock_views(session: GameSession | None, sheets: dict) -> dict[int, dict | None]:
+    """:func:`clock_view` of many characters at once, ``sheets`` being their
+    ``characters.services.Sheet`` by id (for the Physical Traits they hold):
+    one query in all. Keyed by character id (None: not at the session)."""
+    if session is None or not sheets:
+        return {pk: None for pk in sheets}
+    found = {
+        p.character_id: p
+        for p in Presence.objects.filter(session=session, character_id__in=list(sheets))
+        .select_related("character")
+        .only(
+            "session_id",
+            "character_id",
+            "health",
+            "clock_start",
+            "clock_due",
+            "clock_lost",
+            "clock_awake",
+            "aid_given",
+            "rest_start",
+            "form",
+            "aggravated",
+            "character__garou",
+        )
+    }
+    return {
+        pk: clock_view(found.get(pk), session, sheet.held(Category.PHYSICAL))
+        for pk, sheet in sheets.items()
+    }
+
+
+_ALERTS = {
+    "clock_awake": "ten minutes out of play are over; still Incapacitated until healed.",
+    "clock_trait_lost": "lost a Physical Trait ({trait}) to the Mortally Wounded clock.",
+    "clock_died": "has died.",
+    "clock_healed": "healed one level: now {level}.",
+    "battle_scar": "is Mortally Wounded: battle scar {number} ({scar}). "
+    "Give medical aid to stop the clock.",
+}
+"""Event kinds that ring the dashboards, and their words."""
+
+
+def alert_of(session_id: int, event_id: int) -> dict | None:
+    """The dashboard alert of clock Event ``event_id`` of the session:
+    ``{"pk", "kind", "name", "text"}``, or None if it is no such alert."""
+    event = (
+        Event.objects.filter(pk=event_id, session_id=session_id, kind__in=list(_ALERTS))
+        .values("pk", "kind", "data")
+        .first()
+    )
+    if event is None:
+        return None
+    data = dict(event["data"] or {})
+    name = Character.objects.filter(pk=data.get("character")).values_list("name", flat=True).first()
+    level = HealthLevel(int(data.get("health", 0))).label
+    words = {"trait": "a Trait", "number": "?", "scar": "?", **data, "level": level}
+    text = _ALERTS[event["kind"]].format(**{k: str(v) for k, v in words.items()})
+    return {"pk": event["pk"], "kind": event["kind"], "name": name or "?", "text": text}
