@@ -303,6 +303,13 @@ class ClockAggravated(Action):
     count: Annotated[int, BeforeValidator(_number), Field(ge=0, le=5)]
 
 
+class ClockInjury(Action):
+    """A permanent injury for a character's battle scar: "Injury[:Trait]"."""
+
+    character: Number
+    injury: Text(120)
+
+
 SCHEMAS: dict[str, type[Action]] = {
     "challenge.open": ChallengeOpen,
     "challenge.bid": ChallengeBid,
@@ -329,6 +336,7 @@ SCHEMAS: dict[str, type[Action]] = {
     "clock.heal": ClockCharacter,
     "clock.rest": ClockRest,
     "clock.aggravated": ClockAggravated,
+    "clock.injury": ClockInjury,
 }
 
 _WORDS = {

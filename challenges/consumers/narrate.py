@@ -40,6 +40,7 @@ class NarrateConsumer(BaseConsumer):
         "clock.heal": "clock_heal",
         "clock.rest": "clock_rest",
         "clock.aggravated": "clock_aggravated",
+        "clock.injury": "clock_injury",
     }
 
     async def connect(self) -> None:
@@ -357,6 +358,16 @@ class NarrateConsumer(BaseConsumer):
             session=self.session,
             character=self._clock_character(message),
             count=int(message["count"]),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def clock_injury(self, message: dict, msg_id: str) -> None:
+        services.clocks.clock_injury(
+            session=self.session,
+            character=self._clock_character(message),
+            injury=_field(message, "injury", str, limit=120),
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -42,11 +42,13 @@ from challenges.realtime import (
 )
 from challenges.rules import Category, HealthLevel, get_ruleset
 from challenges.rules.clocks import (
+    PERMANENT_INJURIES,
     Clock,
     Effect,
     EffectKind,
     Form,
     Pause,
+    Scar,
     advance,
     battle_scar,
     next_effect,
@@ -460,6 +462,64 @@ def clock_aggravated(
             raise ActionRefused(f"{character.name} has {wounds} wound level(s) tonight.")
         data = {"count": count}
         return _control_done(held, "clock_aggravated", data, user, replace(clock, aggravated=count))
+
+
+def injury_choices() -> list[tuple[str, str]]:
+    """The permanent injuries a narrator may give, as ``(value, words)``:
+    value ``"Injury"`` or ``"Injury:Negative Trait"`` (one per Trait it may add)."""
+    out = []
+    for injury in PERMANENT_INJURIES:
+        if not injury.negative:
+            out.append((injury.name, f"{injury.name} ({injury.effect})"))
+        for trait in injury.negative:
+            words = f"{injury.name}: Negative {injury.category.title()} Trait {trait}"
+            out.append((f"{injury.name}:{trait}", words))
+    return out
+
+
+def battle_scar_permanent(character: Character) -> bool:
+    """True if her battle scars have reached the permanent ones (no query)."""
+    return character.battle_scars > 0 and battle_scar(character.battle_scars) is Scar.PERMANENT
+
+
+def clock_injury(
+    *, session: GameSession, character: Character, injury: str, user, msg_id: str
+) -> Trait | None:
+    """A narrator gives a character with a permanent battle scar (her sixth
+    Mortal Wound episode on) one permanent injury, ``injury`` being a value of
+    :func:`injury_choices`: its Negative Trait, if any, is added to her sheet
+    (one more copy if she has it). Event ``battle_injury`` {"injury",
+    "trait"}. ActionRefused: no permanent scar yet, an unknown injury."""
+    choices = dict(injury_choices())
+    if injury not in choices:
+        raise ActionRefused("Choose one of the permanent injuries.")
+    name, _, negative = injury.partition(":")
+    found = next(i for i in PERMANENT_INJURIES if i.name == name)
+    with transaction.atomic():
+        held = _hold(session, character, user, msg_id, "clock.injury")
+        if not battle_scar_permanent(held.presence.character):
+            raise ActionRefused(
+                f"{character.name} has no permanent battle scar yet (the sixth Mortal Wound on)."
+            )
+        trait = None
+        if negative:
+            trait, made = Trait.objects.get_or_create(
+                character_id=character.pk,
+                name=negative,
+                category=found.category,
+                negative=True,
+                defaults={"count": 1},
+            )
+            if not made:
+                Trait.objects.filter(pk=trait.pk).update(count=F("count") + 1)
+        Event.objects.create(
+            session=held.session,
+            kind="battle_injury",
+            data={"character": character.pk, "injury": name, "trait": negative or None},
+            actor=user,
+        )
+        _announce(held.presence, [])
+    return trait
 
 
 def night_presence(character: Character, previous: Presence | None, ruleset: str) -> dict:

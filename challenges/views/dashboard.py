@@ -16,7 +16,12 @@ from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
 from challenges.models import Challenge, Event, TraitLoss
 from challenges.rows import committed_rows
 from challenges.rules import Category, Outcome, RulesError, Stage, get_ruleset
-from challenges.services.clocks import clock_view, clock_views
+from challenges.services.clocks import (
+    battle_scar_permanent,
+    clock_view,
+    clock_views,
+    injury_choices,
+)
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, character_sheets
@@ -245,6 +250,7 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
         "player_name": _player_name(character),
         "sheet": sheet,
         "clock": clock,
+        "injuries": injury_choices() if battle_scar_permanent(character) else [],
         "lost": lost,
         "rows": rows,
         "present": presence is not None and presence.status in ON_ROSTER,

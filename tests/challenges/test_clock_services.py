@@ -292,3 +292,44 @@ def test_an_attack_that_incapacitates_starts_ten_minutes_out(game, now) -> None:
     assert view["kind"] == "awake" and 599 <= view["remaining"] <= 600
     assert clocks.clocks_apply(game["session"].pk, now.now + 10 * MIN) == 1
     assert kinds(game) == ["clock_awake"]
+
+
+@pytest.mark.django_db
+def test_a_permanent_injury_adds_its_negative_trait(game, now) -> None:
+    common = {"session": game["session"], "character": game["grady"], "user": game["narrator"]}
+    with pytest.raises(ActionRefused, match="no permanent battle scar"):
+        clocks.clock_injury(injury="Collapsed Lung:Decrepit", msg_id=mid(), **common)
+    Character.objects.filter(pk=game["grady"].pk).update(battle_scars=6)
+    with pytest.raises(ActionRefused, match="Choose one"):
+        clocks.clock_injury(injury="Collapsed Lung:Hideous", msg_id=mid(), **common)
+    for _ in range(2):
+        trait = clocks.clock_injury(injury="Collapsed Lung:Decrepit", msg_id=mid(), **common)
+    trait.refresh_from_db()
+    assert (trait.name, trait.category, trait.negative, trait.count) == (
+        "Decrepit",
+        "physical",
+        True,
+        2,
+    )
+    assert clocks.clock_injury(injury="Broken Jaw", msg_id=mid(), **common) is None
+    assert Event.objects.filter(kind="battle_injury").count() == 3
+
+
+@pytest.mark.django_db
+def test_the_character_panel_shows_the_clock_and_its_controls(game, now, client) -> None:
+    from django.urls import reverse
+
+    wound(game, "grady", 4)
+    Character.objects.filter(pk=game["grady"].pk).update(battle_scars=6, garou=True)
+    client.force_login(game["narrator"])
+    url = reverse("narrate_character", args=[game["session"].pk, game["grady"].pk])
+    html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "Next Physical Trait lost in" in html and 'data-remaining="600"' in html
+    assert 'value="clock.aid"' in html and 'value="clock.heal"' in html
+    assert 'value="clock.rest"' in html  # a Garou
+    assert 'value="Collapsed Lung:Decrepit"' in html  # a permanent battle scar
+    clocks.clock_aid(
+        session=game["session"], character=game["grady"], user=game["narrator"], msg_id=mid()
+    )
+    html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert 'value="clock.aid"' not in html and "Next Physical Trait" not in html
