@@ -73,7 +73,8 @@ _PRESENCE = Presence._meta.db_table
 _SESSION = GameSession._meta.db_table
 _DUE_SQL = (
     f"SELECT p.id FROM {_PRESENCE} p JOIN {_SESSION} s ON s.id = p.session_id "
-    f"WHERE p.session_id = %s AND p.clock_due <= %s - s.time_out_seconds "
+    f"WHERE p.session_id = %s AND (p.clock_due <= %s - s.time_out_seconds "
+    f"OR (p.clock_start IS NULL AND p.health >= {int(HealthLevel.INCAPACITATED)})) "
     f"AND s.time_out = %s AND s.ended_at IS NULL"
 )
 
@@ -243,8 +244,10 @@ def _advance_presence(presence: Presence, session: GameSession, now: float) -> b
 
 def clocks_due(session_id: int, now: float | None = None) -> list[int]:
     """Ids of the session's presences with a clock effect due at ``now``
-    (epoch seconds; default: now). One indexed query; [] during a Time out
-    or after the session ended."""
+    (epoch seconds; default: now), and those who arrived Incapacitated or
+    worse by their sheet (no clock yet: it starts at this check). One query
+    on the (session, clock_due) index; [] during a Time out or after the
+    session ended."""
     now = _now() if now is None else now
     with connection.cursor() as cursor:
         cursor.execute(_DUE_SQL, [session_id, now, False])
@@ -254,7 +257,9 @@ def clocks_due(session_id: int, now: float | None = None) -> list[int]:
 def clocks_apply(session_id: int, now: float | None = None) -> int:
     """Apply every clock effect due in the session at ``now`` (epoch seconds;
     default: now), each once, with its Events, lost Traits and broadcasts.
-    Returns how many presences changed. Costs one query when nothing is due."""
+    Returns how many presences had an effect (or a wound's new level) applied;
+    a clock only started or moved is not counted. Costs one query when
+    nothing is due."""
     now = _now() if now is None else now
     due = clocks_due(session_id, now)
     if not due:

@@ -333,3 +333,24 @@ def test_the_character_panel_shows_the_clock_and_its_controls(game, now, client)
     )
     html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert 'value="clock.aid"' not in html and "Next Physical Trait" not in html
+
+
+@pytest.mark.django_db
+def test_a_character_arriving_incapacitated_gets_her_clock_at_the_next_check(game, now) -> None:
+    Presence.objects.filter(character=game["grady"]).update(health=HealthLevel.INCAPACITATED)
+    assert clocks.clocks_apply(game["session"].pk, now.now) == 0  # started, nothing due yet
+    presence = Presence.objects.get(character=game["grady"])
+    assert presence.clock_start == pytest.approx(now.now)
+    assert presence.clock_due == pytest.approx(now.now + 10 * MIN)
+    assert clocks.clocks_due(game["session"].pk, now.now + MIN) == []
+    assert not Event.objects.filter(kind="battle_scar").exists()
+
+
+@pytest.mark.django_db
+def test_the_demo_marks_its_garou() -> None:
+    from django.core.management import call_command
+
+    call_command("demo", verbosity=0)
+    helen = Character.objects.filter(name="Helen", rage__gt=0).first()
+    assert helen is not None and helen.garou
+    assert not Character.objects.filter(rage=0, garou=True).exists()
