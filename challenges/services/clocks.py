@@ -556,7 +556,7 @@ def clock_view(
     """What a phone or the dashboard shows of her clock, given the Physical
     Traits she holds: None without a presence, else ``{"kind": the next
     effect's EffectKind value ("" when no clock runs), "remaining": seconds
-    of play until it, "frozen": in Time out, "text": words before the
+    of play until it, "shown": the same as "m:ss", "frozen": in Time out, "text": words before the
     countdown on her phone, "label": the same for a narrator, "health",
     "aid", "awake", "resting", "form", "garou", "aggravated"}``. No query."""
     if presence is None or session is None:
@@ -578,12 +578,18 @@ def clock_view(
         "frozen": bool(session.time_out),
         "text": "",
         "label": "",
+        "shown": "",
     }
     if effect is not None:
         remaining = pause.remaining(effect.at, now)
         kind = effect.kind.value
+        seconds = int(remaining + 0.999)
         view.update(
-            kind=kind, remaining=int(remaining + 0.999), text=_TEXT[kind], label=_LABEL[kind]
+            kind=kind,
+            remaining=seconds,
+            shown=f"{seconds // 60}:{seconds % 60:02d}",
+            text=_TEXT[kind],
+            label=_LABEL[kind],
         )
     return view
 

@@ -13,7 +13,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_evening import AT_ONCE, Screen, assert_usable, log_in
+from tests.browser.test_evening import AT_ONCE, SHOTS, Screen, assert_usable, log_in
 
 pytestmark = pytest.mark.browser
 
@@ -52,9 +52,12 @@ def test_a_countdown_on_the_phone_an_alert_on_the_tablet_and_medical_aid(live, p
     expect(alert).to_contain_text("Grady")
     expect(narrator.page.locator("#clock-alerts")).to_have_attribute("data-rang", "1")
     expect(clock.locator("time")).to_have_text(re.compile(r"^9:[0-5]\d$"), timeout=AT_ONCE)
+    grady.page.screenshot(path=f"{SHOTS}/clock-phone.png")
+    narrator.page.screenshot(path=f"{SHOTS}/clock-alert-tablet.png")
 
     narrator.tap(roster_row.locator("a.who"))
     aid = narrator.page.get_by_role("button", name="Medical aid given")
+    narrator.page.screenshot(path=f"{SHOTS}/clock-panel-tablet.png")
     narrator.tap(aid)
     expect(clock).to_have_text("Medical aid given: you lose no more Traits.", timeout=AT_ONCE)
     narrator.tap(alert.get_by_role("button", name="OK"))
