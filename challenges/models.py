@@ -114,12 +114,18 @@ class Test(models.Model):
 
 
 class TraitLoss(models.Model):
-    """One Trait (one of its copies) lost for the rest of a session."""
+    """One Trait (one of its copies) lost for the rest of a session: in
+    ``challenge``, or (no challenge) for ``reason``, e.g. the Mortally Wounded
+    clock."""
 
     session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="losses")
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="losses")
     trait = models.ForeignKey(Trait, on_delete=models.CASCADE, related_name="losses")
-    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="losses")
+    challenge = models.ForeignKey(
+        Challenge, null=True, blank=True, on_delete=models.CASCADE, related_name="losses"
+    )
+    # Why, when no challenge cost it (a health clock, a ruling).
+    reason = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

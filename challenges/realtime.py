@@ -29,6 +29,9 @@ SESSION_CHANGED = "session.changed"
 # {"user_id"}: some Django sessions of that user ended (join links revoked);
 # each of her sockets reads its own session again and closes if it is gone.
 SESSIONS_ENDED = "user.sessions_ended"
+# {"session_id", "event_id"}: a health clock ran out or a character died
+# (challenges.services.clocks); the session's dashboards ring and show it.
+CLOCK_ALERT = "clock.alert"
 
 
 def character_group(character_id: int) -> str:

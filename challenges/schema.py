@@ -281,6 +281,35 @@ class ChallengeVoid(Action):
     reason: OptionalText(300)
 
 
+# s11 clocks: a narrator's controls of a health clock (challenges.services.clocks).
+class ClockCharacter(Action):
+    """Medical aid given, or heal one level: the character."""
+
+    character: Number
+
+
+class ClockRest(Action):
+    """A Garou rests still (or not) in a form."""
+
+    character: Number
+    resting: Flag = False
+    form: Literal["homid", "glabro", "crinos", "hispo", "lupus"]
+
+
+class ClockAggravated(Action):
+    """How many of her wound levels are aggravated."""
+
+    character: Number
+    count: Annotated[int, BeforeValidator(_number), Field(ge=0, le=5)]
+
+
+class ClockInjury(Action):
+    """A permanent injury for a character's battle scar: "Injury[:Trait]"."""
+
+    character: Number
+    injury: Text(120)
+
+
 SCHEMAS: dict[str, type[Action]] = {
     "challenge.open": ChallengeOpen,
     "challenge.bid": ChallengeBid,
@@ -303,6 +332,11 @@ SCHEMAS: dict[str, type[Action]] = {
     "session.start": SessionStart,
     "session.end": SessionSwitch,
     "presence.set": PresenceSet,
+    "clock.aid": ClockCharacter,
+    "clock.heal": ClockCharacter,
+    "clock.rest": ClockRest,
+    "clock.aggravated": ClockAggravated,
+    "clock.injury": ClockInjury,
 }
 
 _WORDS = {
@@ -325,6 +359,8 @@ def _plain(error: ValidationError) -> str:
     kind = first["type"]
     if kind == "literal_error" and name == "status":
         words = "must be present, break or absent"
+    elif kind == "literal_error" and name == "form":
+        words = "must be homid, glabro, crinos, hispo or lupus"
     elif kind == "literal_error" and name == "kind":
         words = "must be overbid, ability, discipline or willpower"
     elif kind in _WORDS:

@@ -182,6 +182,8 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
             "Pools (refreshed by each new session)",
             {"fields": [("willpower", "rage", "gnosis", "blood"), "blood_per_turn"]},
         ),
+        # s11 clocks: a Garou heals by resting; Mortal Wound episodes leave scars.
+        ("Healing and battle scars", {"fields": [("garou", "battle_scars")]}),
     ]
     inlines = [TraitInline, AbilityInline, DisciplineInline, WeaponInline]
     actions = ["revoke_join_links"]

@@ -105,6 +105,11 @@ class GameSession(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     time_out = models.BooleanField(default=False)
     time_out_since = models.DateTimeField(null=True, blank=True)
+    # s11 clocks: seconds of finished Time outs, so every health clock can
+    # leave them out (challenges.rules.clocks.Pause).
+    time_out_seconds = models.FloatField(
+        "seconds in Time out", default=0.0, db_default=0.0, help_text="Finished Time outs only."
+    )
 
     class Meta:
         verbose_name = "session"
@@ -174,6 +179,16 @@ class Character(CleanNameMixin, models.Model):
     rage = _pool_field("Rage", "Spent to pre-empt with a Gift (met_classic); 0: none.")
     gnosis = _pool_field("Gnosis", "0: none.")
     blood = _pool_field("Blood", "Spent for extra Physical Traits (ukm); 0: none.")
+    # s11 clocks: a Garou heals by resting; each Mortal Wound episode leaves a
+    # battle scar (seeds/000 "Healing", "Battle Scars").
+    garou = models.BooleanField(
+        "Garou", default=False, db_default=False, help_text="Heals one level every five minutes."
+    )
+    battle_scars = models.PositiveSmallIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Mortal Wound episodes: three light, two deep, then permanent injuries.",
+    )
     blood_per_turn = models.PositiveSmallIntegerField(
         "generation limit: Blood per spending",
         null=True,
@@ -371,12 +386,38 @@ class Presence(models.Model):
         help_text="Physical Traits bought with Blood, active until the time below (ukm).",
     )
     blood_traits_until = models.DateTimeField("Blood Traits active until", null=True, blank=True)
+    # s11 clocks (challenges.rules.clocks.Clock, challenges.services.clocks):
+    # instants are *play* instants, epoch seconds minus the session's Time out.
+    clock_start = models.FloatField(
+        "level since (play instant)", null=True, blank=True, help_text="Empty: no clock yet."
+    )
+    clock_due = models.FloatField(
+        "next clock effect (play instant)", null=True, blank=True, help_text="Empty: none."
+    )
+    clock_lost = models.PositiveSmallIntegerField(
+        "Physical Traits lost to the clock", default=0, db_default=0
+    )
+    clock_awake = models.BooleanField("awake (Incapacitated)", default=False, db_default=False)
+    aid_given = models.BooleanField("medical aid given", default=False, db_default=False)
+    rest_start = models.FloatField(
+        "resting since (play instant)", null=True, blank=True, help_text="Empty: not resting."
+    )
+    form = models.CharField(
+        "Garou form",
+        max_length=10,
+        blank=True,
+        choices=[(f, f.title()) for f in ("homid", "glabro", "crinos", "hispo", "lupus")],
+    )
+    aggravated = models.PositiveSmallIntegerField(
+        "aggravated levels", default=0, db_default=0, help_text="Heal one per night's rest."
+    )
 
     class Meta:
         verbose_name_plural = "presences"
         constraints = [
             models.UniqueConstraint(fields=["session", "character"], name="unique_presence")
         ]
+        indexes = [models.Index(fields=["session", "clock_due"], name="presence_clock_due")]
 
     def __str__(self) -> str:
         return f"{self.character} at {self.session}"

@@ -195,6 +195,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
         the last one sent) is current, else with the full view; answer ``sync``
         with the full view. Both re-join the groups first. One query when current."""
         await self.rejoin()
+        await self.tick_clocks()
         if message.get("action") == "ping":
             echoed = message.get("v", self.stamp)
             if echoed == heartbeat.digest(await self.current_parts()):
@@ -204,6 +205,15 @@ class BaseConsumer(AsyncWebsocketConsumer):
 
     async def current_parts(self) -> heartbeat.Parts:
         raise NotImplementedError
+
+    async def tick_clocks(self) -> None:
+        """s11 clocks: apply the health clocks due in this socket's session
+        (``services.clocks``), at most once a second per session and worker,
+        so every heartbeat of the evening keeps them running; their
+        broadcasts redraw the screens."""
+        session = getattr(self, "session", None)
+        if session is not None and services.clocks.tick_wanted(session.pk):
+            await database_sync_to_async(services.clocks.clocks_tick)(session.pk)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         # Entry checks before anything else: the frame's shape (challenges.schema)

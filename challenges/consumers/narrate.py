@@ -36,6 +36,11 @@ class NarrateConsumer(BaseConsumer):
         "session.start": "start_session",
         "session.end": "end_session",
         "presence.set": "set_presence",
+        "clock.aid": "clock_aid",
+        "clock.heal": "clock_heal",
+        "clock.rest": "clock_rest",
+        "clock.aggravated": "clock_aggravated",
+        "clock.injury": "clock_injury",
     }
 
     async def connect(self) -> None:
@@ -296,6 +301,73 @@ class NarrateConsumer(BaseConsumer):
         services.challenge_force_retest(
             challenge_id=_field(message, "challenge", int),
             reason=reason,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # s11 clocks: health clocks -------------------------------------------------
+    @database_sync_to_async
+    def _render_alert(self, event_id: int) -> str:
+        alert = services.clocks.alert_of(self.session.pk, event_id)
+        if alert is None:
+            return ""
+        return render_to_string("challenges/_clock_alert_oob.html", {"alert": alert})
+
+    async def clock_alert(self, event: dict) -> None:
+        """A health clock ran out or a character died: a banner on top (the
+        dashboard's script rings it); the roster row follows with
+        ``character.updated``."""
+        if html := await self._render_alert(int(event["event_id"])):
+            await self.send_stamped(html)
+
+    def _clock_character(self, message: dict):
+        return views.character_in_session(self.session, _field(message, "character", int))
+
+    @database_sync_to_async
+    def clock_aid(self, message: dict, msg_id: str) -> None:
+        services.clocks.clock_aid(
+            session=self.session,
+            character=self._clock_character(message),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def clock_heal(self, message: dict, msg_id: str) -> None:
+        services.clocks.clock_heal(
+            session=self.session,
+            character=self._clock_character(message),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def clock_rest(self, message: dict, msg_id: str) -> None:
+        services.clocks.clock_rest(
+            session=self.session,
+            character=self._clock_character(message),
+            resting=message.get("resting") is True,
+            form=_field(message, "form", str, limit=10),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def clock_aggravated(self, message: dict, msg_id: str) -> None:
+        services.clocks.clock_aggravated(
+            session=self.session,
+            character=self._clock_character(message),
+            count=int(message["count"]),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def clock_injury(self, message: dict, msg_id: str) -> None:
+        services.clocks.clock_injury(
+            session=self.session,
+            character=self._clock_character(message),
+            injury=_field(message, "injury", str, limit=120),
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -117,6 +117,11 @@ class MetOptions:
         "Incapacitated",
         'seeds/000 "Health"; seeds/004 "Trait Categories"',
     )
+    incapacitated_minutes: int = _opt(
+        10,
+        "Incapacitated",
+        'seeds/000 "Health" (ten minutes out of play); seeds/004 "Trait Categories" (none)',
+    )
     static_loser: StaticLoser = _opt(
         StaticLoser.AS_OPPOSED,
         "static challenge",
@@ -151,6 +156,7 @@ UKM = MetOptions(
     bruised=Bruised.ONE_TRAIT_DOWN,
     wounded=Wounded.LOSE_TIES_FREE_RETEST,
     incapacitated=Incapacitated.CANNOT_INITIATE,
+    incapacitated_minutes=0,
     static_loser=StaticLoser.AGGRESSOR_ONLY,
     simple_test_tie=SimpleTie.INITIATOR_WINS,
     difficult_tests=True,
@@ -181,6 +187,7 @@ READ_BY_ENGINE = frozenset(
         "bruised",
         "wounded",
         "incapacitated",
+        "incapacitated_minutes",
         "simple_test_tie",
         "difficult_tests",
         "rage_preempt",

@@ -22,6 +22,7 @@ checks), ``_reads`` (a move's plain-SQL reads, ``combatants``) and ``_writes``
 (one move under its locks, ``_save``). Import the public names from here.
 """
 
+from challenges.services import clocks
 from challenges.services._core import MAX_BIDS, MAX_STAKES, ActionRefused, AlreadyDone
 from challenges.services._reads import (
     READS_ALL,
@@ -66,6 +67,7 @@ from challenges.services.static import simple_test_open, static_open
 from challenges.services.traits import trait_edit_refusal, trait_open_bids
 
 __all__ = [
+    "clocks",
     "MAX_BIDS",
     "MAX_STAKES",
     "READS_ALL",

@@ -44,6 +44,7 @@ from challenges.services._core import (
     _rows,
 )
 from challenges.services._reads import _refreshed
+from challenges.services.clocks import fresh_level
 from characters.models import BLOOD_TRAITS_MINUTES, Character, Immunity, Presence
 
 logger = logging.getLogger(__name__)
@@ -293,7 +294,8 @@ def _wound(session_id: int, character_id: int) -> None:
     UPDATE that reads and writes the row under its lock. Raises
     Presence.DoesNotExist if she is not present."""
     if not Presence.objects.filter(session_id=session_id, character_id=character_id).update(
-        health=_WORSE
+        health=_WORSE,
+        **fresh_level(),  # s11 clocks: her new level's clock starts, due at once
     ):
         raise Presence.DoesNotExist(f"Character {character_id} is not present.")
 

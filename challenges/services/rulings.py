@@ -67,9 +67,13 @@ def _set_time_out(*, session: GameSession, user, msg_id: str, time_out: bool) ->
         if session.ended_at is not None:
             raise ActionRefused("This session is over.")
         if session.time_out != time_out:
+            if not time_out and session.time_out_since is not None:
+                # s11 clocks: the Time out's seconds, left out of every health clock.
+                spent = (timezone.now() - session.time_out_since).total_seconds()
+                session.time_out_seconds += max(0.0, spent)
             session.time_out = time_out
             session.time_out_since = timezone.now() if time_out else None
-            session.save(update_fields=["time_out", "time_out_since"])
+            session.save(update_fields=["time_out", "time_out_since", "time_out_seconds"])
             Event.objects.create(
                 session=session, kind="time_out" if time_out else "resume", actor=user
             )

@@ -27,6 +27,7 @@ from challenges.services._core import (
     _parse,
 )
 from challenges.services._writes import _save
+from challenges.services.clocks import night_presence
 from characters.models import Character, Chronicle, GameSession, Presence
 from characters.services import presence_join
 
@@ -103,17 +104,20 @@ def session_start(
         next_number = GameSession(chronicle=chronicle).next_number
         if number is not None and number != next_number:
             raise ActionRefused(f"Session {next_number - 1} has already started.")
-        present: list[int] = []
+        present: dict[int, Presence] = {}
         if previous is not None:
-            present = list(
-                previous.presences.exclude(status=Presence.Status.ABSENT).values_list(
-                    "character_id", flat=True
-                )
-            )
+            present = {
+                p.character_id: p for p in previous.presences.exclude(status=Presence.Status.ABSENT)
+            }
             _end_session(previous, user)
         session = GameSession.objects.create(chronicle=chronicle, name=str(name)[:200])
-        for character in Character.objects.filter(pk__in=present):
-            Presence.objects.create(session=session, character=character, health=character.health)
+        for character in Character.objects.filter(pk__in=list(present)):
+            # s11 clocks: a night's rest heals one aggravated level; the rest heal.
+            Presence.objects.create(
+                session=session,
+                character=character,
+                **night_presence(character, present[character.pk], chronicle.ruleset),
+            )
         Event.objects.create(
             session=session,
             kind="session_started",

@@ -16,6 +16,12 @@ from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
 from challenges.models import Challenge, Event, TraitLoss
 from challenges.rows import committed_rows
 from challenges.rules import Category, Outcome, RulesError, Stage, get_ruleset
+from challenges.services.clocks import (
+    battle_scar_permanent,
+    clock_view,
+    clock_views,
+    injury_choices,
+)
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, character_sheets
@@ -33,6 +39,8 @@ class RosterRow:
     character: Character
     sheet: Sheet
     player_name: str
+    # s11 clocks: services.clocks.clock_view (None: no presence)
+    clock: dict | None = None
 
 
 def _player_name(character: Character) -> str:
@@ -48,10 +56,13 @@ def _plain_name(name: str) -> str:
 
 
 def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
-    """Roster rows of ``characters``; their sheets in five queries in all."""
+    """Roster rows of ``characters``; their sheets in five queries in all,
+    their health clocks in one more."""
     sheets = character_sheets(characters, session)
+    clocks = clock_views(session, sheets)
     return [
-        RosterRow(character=c, sheet=sheets[c.pk], player_name=_player_name(c)) for c in characters
+        RosterRow(character=c, sheet=sheets[c.pk], player_name=_player_name(c), clock=clocks[c.pk])
+        for c in characters
     ]
 
 
@@ -127,7 +138,7 @@ def dashboard_context(session: GameSession) -> dict:
     as ``open_rows`` (longest waiting first) and ``result_rows`` (newest first),
     ``rows`` both in that order; the roster of present characters with Traits
     left and health. A fixed number of queries, whatever the numbers."""
-    session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
+    session.refresh_from_db(fields=["time_out", "time_out_since", "time_out_seconds", "ended_at"])
     challenges = list(dashboard_challenges(session).select_related("challenger", "defender"))
     rows = sorted((challenge_view(c, None) for c in challenges), key=dashboard_place)
     _void_reasons(session, rows)
@@ -180,7 +191,7 @@ class LostCopy:
     """One copy of a Trait lost tonight and the challenge that cost it."""
 
     trait: str
-    challenge_id: int
+    challenge_id: int | None  # None: no challenge (a health clock)
     opponent: str
 
 
@@ -208,6 +219,12 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
     if character is None:
         return None
     sheet = character_sheets([character], session)[character.pk]
+    # One query for her presence: whether she is here, and her health clock.
+    presence = Presence.objects.filter(session=session, character=character).first()
+    if presence is not None:
+        presence.character = character
+    physical = sheet.held(Category.PHYSICAL)
+    clock = clock_view(presence, session, physical) if presence is not None else None
     lost = []
     for trait, challenge_id, challenger_id, challenger, defender in (
         TraitLoss.objects.filter(session=session, character=character)
@@ -232,10 +249,10 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
         "character": character,
         "player_name": _player_name(character),
         "sheet": sheet,
+        "clock": clock,
+        "injuries": injury_choices() if battle_scar_permanent(character) else [],
         "lost": lost,
         "rows": rows,
-        "present": Presence.objects.filter(
-            session=session, character=character, status__in=ON_ROSTER
-        ).exists(),
+        "present": presence is not None and presence.status in ON_ROSTER,
         "difficult_tests": difficult_tests(session),
     }

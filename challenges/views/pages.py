@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from challenges.rules import Category
+from challenges.services import clocks
 from challenges.views.dashboard import character_panel_context, dashboard_context
 from challenges.views.phone import (
     OPPONENT_QUERY_MAX,
@@ -52,6 +53,8 @@ def play(request: HttpRequest, character_id: int) -> HttpResponse:
     if seat is None:
         raise Http404("No such character of yours.")
     character, session = seat
+    if session is not None:
+        clocks.clocks_tick(session.pk)  # s11: health clocks due now (one query when none)
     return render(request, "challenges/play.html", play_context(character, session))
 
 
@@ -102,6 +105,7 @@ def narrate(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(GameSession.objects.select_related("chronicle"), pk=session_id)
     if not session.chronicle.is_narrator(request.user):
         raise PermissionDenied("You do not narrate this chronicle.")
+    clocks.clocks_tick(session.pk)  # s11: health clocks due now (one query when none)
     return render(request, "challenges/narrate.html", dashboard_context(session))
 
 

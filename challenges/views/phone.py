@@ -14,6 +14,7 @@ from challenges.models import Challenge
 from challenges.rows import committed_rows
 from challenges.rules import Category, Combatant, RulesError, Stage, bids_required, get_ruleset
 from challenges.rules.judge import stamina_only
+from challenges.services.clocks import clock_views
 from challenges.views.shared import ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet
@@ -34,7 +35,9 @@ def play_context(
     challenges: list[ChallengeView] = []
     choice: dict = {"opponents": [], "opponent_search": False}
     if session is not None:
-        session.refresh_from_db(fields=["time_out", "time_out_since", "ended_at"])
+        session.refresh_from_db(
+            fields=["time_out", "time_out_since", "time_out_seconds", "ended_at"]
+        )
         open_, done = _on_phone(character, session)
         challenges = [_with_sheet(challenge_view(c, character), sheet) for c in [*open_, *done]]
         if with_opponents:
@@ -43,6 +46,7 @@ def play_context(
         "character": character,
         "session": session,
         "sheet": sheet,
+        "clock": clock_views(session, {character.pk: sheet})[character.pk],  # s11 clocks
         "challenges": challenges,
         **choice,
         **start_options(sheet),

@@ -445,3 +445,30 @@
     if (data.type === "goto" && typeof data.url === "string" && /^\/[^\/\\]/.test(data.url)) location.replace(data.url);
   });
 })();
+
+// s11 clocks: health clock countdowns (time.countdown[data-remaining]: seconds
+// of play left when the server rendered it, challenges.services.clocks). They
+// count down in the browser and stand still while a Time out is shown
+// (#time-out.active); at zero they read "now" and the server's next heartbeat
+// applies the effect and redraws the screen.
+(function () {
+  "use strict";
+  var left = new WeakMap(); // element -> seconds left (a redraw brings a new element)
+  function show(el, s) {
+    s = Math.max(0, Math.ceil(s));
+    el.textContent = s ? Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0") : "now";
+  }
+  var last = Date.now();
+  setInterval(function () {
+    var now = Date.now();
+    var step = (now - last) / 1000;
+    last = now;
+    var frozen = !!document.querySelector("#time-out.active");
+    document.querySelectorAll("time.countdown[data-remaining]").forEach(function (el) {
+      var s = left.has(el) ? left.get(el) : parseFloat(el.dataset.remaining);
+      if (!frozen) s -= step;
+      left.set(el, s);
+      show(el, s);
+    });
+  }, 1000);
+})();

@@ -150,3 +150,43 @@
     refreshPanel(evt.detail.message);
   });
 })();
+
+// s11 clocks: an alert arrives on top of #clock-alerts when a health clock runs
+// out or a character dies (challenges.consumers.NarrateConsumer.clock_alert):
+// the tablet beeps (Web Audio, once the page has been touched: browsers allow
+// sound only then) and vibrates where it can; "OK" takes the banner away.
+(function () {
+  "use strict";
+  var box = document.getElementById("clock-alerts");
+  if (!box) return;
+  var audio = null;
+  document.addEventListener("pointerdown", function () {
+    if (!audio && (window.AudioContext || window.webkitAudioContext)) {
+      audio = new (window.AudioContext || window.webkitAudioContext)();
+    }
+  }, { once: true });
+  function ring() {
+    if (navigator.vibrate) navigator.vibrate([200, 100, 200]);
+    if (!audio) return;
+    [0, 0.3].forEach(function (at) {
+      var osc = audio.createOscillator();
+      var gain = audio.createGain();
+      osc.frequency.value = 880;
+      gain.gain.value = 0.2;
+      osc.connect(gain).connect(audio.destination);
+      osc.start(audio.currentTime + at);
+      osc.stop(audio.currentTime + at + 0.2);
+    });
+  }
+  new MutationObserver(function (changes) {
+    var added = changes.some(function (c) { return c.addedNodes.length; });
+    if (added) {
+      box.dataset.rang = String(Number(box.dataset.rang || 0) + 1);
+      ring();
+    }
+  }).observe(box, { childList: true });
+  box.addEventListener("click", function (evt) {
+    var button = evt.target.closest && evt.target.closest("[data-dismiss-alert]");
+    if (button) button.closest(".clock-alert").remove();
+  });
+})();

@@ -66,6 +66,7 @@ PRESET_VALUES = [
     ("bruised", Bruised.BID_TWO, Bruised.ONE_TRAIT_DOWN),
     ("wounded", Wounded.BID_TWO_LOSE_TIES_FREE_TEST, Wounded.LOSE_TIES_FREE_RETEST),
     ("incapacitated", Incapacitated.OUT_TEN_MINUTES, Incapacitated.CANNOT_INITIATE),
+    ("incapacitated_minutes", 10, 0),
     ("static_loser", StaticLoser.AS_OPPOSED, StaticLoser.AGGRESSOR_ONLY),
     ("simple_test_tie", SimpleTie.SUCCEEDS, SimpleTie.INITIATOR_WINS),
     ("difficult_tests", False, True),

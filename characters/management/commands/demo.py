@@ -390,6 +390,8 @@ def ensure_characters(
                 "player": users[sheet.player],
                 "concept": sheet.concept,
                 "blood_per_turn": sheet.blood_per_turn,
+                # s11 clocks: the demo's Garou (those with Rage) heal by resting.
+                "garou": sheet.pools.get("rage", 0) > 0,
                 **sheet.pools,
             },
         )
