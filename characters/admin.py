@@ -172,8 +172,8 @@ def _category_total(category: Category) -> Coalesce:
 class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     """Characters by chronicle and player; the whole sheet on one page."""
 
-    list_display = ["name", "chronicle", "player", "physical", "social", "mental", "health"]
-    list_filter = [("chronicle", RelatedOnly), ("player", RelatedOnly)]
+    list_display = ["name", "chronicle", "run_by", "physical", "social", "mental", "health"]
+    list_filter = [("chronicle", RelatedOnly), ("player", RelatedOnly), "auto_answer"]
     list_select_related = ["chronicle", "player"]
     search_fields = ["name", "concept", "player__username", "traits__name"]
     fieldsets = [
@@ -181,6 +181,19 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         (
             "Pools (refreshed by each new session)",
             {"fields": [("willpower", "rage", "gnosis", "blood"), "blood_per_turn"]},
+        ),
+        (
+            "Run by the narrators (an NPC: no player)",
+            {
+                "fields": [("auto_answer", "relents")],
+                "description": (
+                    "A character with no player is an NPC: a narrator plays it from the "
+                    "dashboard (its panel's Play button). With auto-answer on, the server "
+                    "answers its challenges at once: it bids its best Trait in the category "
+                    "(most copies left, ties by sheet order), throws at random, declares its "
+                    "true count, never retests, and relents only as set below."
+                ),
+            },
         ),
     ]
     inlines = [TraitInline, AbilityInline, DisciplineInline, WeaponInline]
@@ -212,6 +225,13 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
             )
         if not players:
             self.message_user(request, "None of these characters has a player.", messages.WARNING)
+
+    @admin.display(description="Player", ordering="player__username")
+    def run_by(self, obj: Character) -> str:
+        """Her player, or "NPC" (run by the narrators), "NPC · auto-answer"."""
+        if obj.player is not None:
+            return str(obj.player)
+        return "NPC · auto-answer" if obj.auto_answer else "NPC"
 
     @admin.display(description="Physical", ordering="physical_total")
     def physical(self, obj: Character) -> int:

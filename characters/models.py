@@ -227,8 +227,13 @@ class Character(CleanNameMixin, models.Model):
 
     def clean(self) -> None:
         """Clean the name; refuse one another character of the chronicle has
-        (any case, any spacing: :func:`name_key`)."""
+        (any case, any spacing: :func:`name_key`), and auto-answer for a
+        character with a player."""
         super().clean()
+        if self.auto_answer and self.player_id is not None:
+            raise ValidationError(
+                {"auto_answer": "Auto-answer is for characters with no player (NPCs)."}
+            )
         if not self.chronicle_id:
             return
         key = name_key(self.name)

@@ -21,7 +21,7 @@ from challenges.views.phone import (
     play_context,
     present_opponents,
 )
-from challenges.views.seats import player_seat
+from challenges.views.seats import npc_seat, player_seat
 from characters.models import Character, Chronicle, GameSession
 
 
@@ -130,9 +130,12 @@ def opponents(request: HttpRequest, character_id: int) -> HttpResponse:
     """The radio chips of present characters whose name contains ``?q=`` (the
     "Challenge someone" search box's results, at most :data:`OPPONENT_RESULTS`).
     404 unless the character is the user's; nothing is marked present here."""
-    character = get_object_or_404(
-        Character.objects.select_related("chronicle"), pk=character_id, player=request.user
-    )
+    character = Character.objects.select_related("chronicle").filter(pk=character_id).first()
+    if character is None or not (
+        character.player_id == request.user.pk
+        or (character.player_id is None and npc_seat(request.user, character_id) is not None)
+    ):
+        raise Http404("No such character of yours.")
     session = character.chronicle.open_session()
     query = request.GET.get("q", "").strip()[:OPPONENT_QUERY_MAX]
     found: list[Character] = []

@@ -102,6 +102,7 @@ def sheet_post(
         "gnosis": character.gnosis,
         "blood": character.blood,
         "blood_per_turn": character.blood_per_turn or "",
+        "relents": character.relents,
         "_save": "Save",
     }
     inlines = [
