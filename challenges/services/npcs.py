@@ -31,6 +31,9 @@ from characters.models import Character, GameSession
 
 _UNKNOWN = object()
 
+draw_throw: Chooser = secrets.choice
+"""Where an NPC's throws come from: ``secrets.choice`` (tests replace it)."""
+
 
 def npc_sides(challenge: Challenge) -> dict[Side, Relents]:
     """The sides of ``challenge`` held by auto-answering NPCs, each with its
@@ -76,7 +79,7 @@ def npc_answer_due(
     Nothing when no side is such an NPC (no query for a row read by
     ``_lock_challenge``), when the challenge is resolved, or during a time out
     or after the session's end (the NPC answers at Resume instead).
-    ``choose`` draws its throws (default ``secrets.choice``); ``now`` epoch
+    ``choose`` draws its throws (default :data:`draw_throw`, ``secrets.choice``); ``now`` epoch
     seconds. The moves are chosen by :func:`challenges.rules.npc.npc_move`, so
     none breaks a rule."""
     from challenges.services._writes import _save
@@ -98,7 +101,7 @@ def npc_answer_due(
         ChallengeState.from_dict(challenge.state), challenge.session_id, challenge.pk, READS_ALL
     )
     moves = npc_moves(
-        before, sides, choose=choose or secrets.choice, now=_now() if now is None else now
+        before, sides, choose=choose or draw_throw, now=_now() if now is None else now
     )
     for transition in moves:
         challenge = _save(challenge, before, transition, actor=None)
