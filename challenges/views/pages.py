@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from challenges.rules import Category
-from challenges.views.dashboard import character_panel_context, dashboard_context
+from challenges.views.dashboard import ON_ROSTER, character_panel_context, dashboard_context
 from challenges.views.phone import (
     OPPONENT_QUERY_MAX,
     OPPONENT_RESULTS,
@@ -102,7 +102,21 @@ def narrate(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(GameSession.objects.select_related("chronicle"), pk=session_id)
     if not session.chronicle.is_narrator(request.user):
         raise PermissionDenied("You do not narrate this chronicle.")
-    return render(request, "challenges/narrate.html", dashboard_context(session))
+    context = {**dashboard_context(session), "npcs_away": npcs_away(session)}
+    return render(request, "challenges/narrate.html", context)
+
+
+def npcs_away(session: GameSession) -> list[Character]:
+    """Issue 11 section 4: the chronicle's characters with no player (NPCs)
+    not on tonight's roster, by name; a narrator's Play opens one's phone
+    screen, which brings it in. One query."""
+    here = Character.objects.filter(presences__session=session, presences__status__in=ON_ROSTER)
+    return list(
+        Character.objects.filter(chronicle=session.chronicle_id, player__isnull=True)
+        .exclude(pk__in=here.values("pk"))
+        .order_by("name")
+        .only("name", "auto_answer")
+    )
 
 
 @login_required

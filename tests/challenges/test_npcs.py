@@ -15,7 +15,7 @@ from django.test import Client
 from challenges import services
 from challenges.models import Challenge, Event, TraitLoss
 from challenges.rules import Outcome, Stage
-from characters.models import Chronicle
+from characters.models import Chronicle, Presence
 from tests.challenges.wsutil import act, connect, drain, expect
 from tests.factories import make_character, make_user, narrated_chronicle
 
@@ -304,3 +304,20 @@ def test_the_npc_throws_in_the_same_move_as_the_player(monkeypatch):
     assert list(
         TraitLoss.objects.filter(character=helen).values_list("trait__name", flat=True)
     ) == ["Ferocious"]
+
+
+def test_the_dashboard_lists_npcs_not_here_and_play_brings_one_in():
+    world = _world(auto=True)
+    spider = world["spider"]
+    Presence.objects.filter(character=spider).delete()
+    client = Client()
+    client.force_login(world["narrator"])
+    page = client.get(f"/narrate/{world['session'].pk}/").content.decode()
+    assert "NPCs not here tonight (1)" in page and 'aria-label="Play Pattern Spider"' in page
+
+    assert client.get(f"/play/{spider.pk}/").status_code == 200
+
+    assert Presence.objects.filter(character=spider, session=world["session"]).exists()
+    page = client.get(f"/narrate/{world['session'].pk}/").content.decode()
+    assert "NPCs not here tonight" not in page
+    assert f'id="roster-{spider.pk}"' in page and "NPC · auto" in page
