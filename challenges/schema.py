@@ -258,6 +258,14 @@ class PresenceSet(Action):
     status: Literal["present", "break", "absent"]
 
 
+class NpcSet(Action):
+    """Issue 11 section 4: a narrator sets an NPC's auto-answer and when it relents."""
+
+    character: Number
+    auto_answer: Flag = False
+    relents: Literal["never", "wounded", "always"] = "never"
+
+
 class StaticOpen(Action):
     character: Number
     category: Text(20)
@@ -303,6 +311,7 @@ SCHEMAS: dict[str, type[Action]] = {
     "session.start": SessionStart,
     "session.end": SessionSwitch,
     "presence.set": PresenceSet,
+    "npc.set": NpcSet,
 }
 
 _WORDS = {
@@ -325,6 +334,8 @@ def _plain(error: ValidationError) -> str:
     kind = first["type"]
     if kind == "literal_error" and name == "status":
         words = "must be present, break or absent"
+    elif kind == "literal_error" and name == "relents":
+        words = "must be never, wounded or always"
     elif kind == "literal_error" and name == "kind":
         words = "must be overbid, ability, discipline or willpower"
     elif kind in _WORDS:

@@ -209,6 +209,9 @@ class Character(CleanNameMixin, models.Model):
             models.UniqueConstraint(fields=["chronicle", "name"], name="unique_character_name")
         ]
 
+    RELENTS_CHOICES = [(r.value, r.label) for r in NpcRelents]
+    """The "relents" setting's choices, for forms."""
+
     POOLS = ("willpower", "rage", "gnosis", "blood")
     """The names of her pool fields, as ``challenges.rules.Pool`` values."""
 

@@ -19,13 +19,29 @@ from __future__ import annotations
 
 import secrets
 
+from django.db import transaction
 from django.db.models import Q
 
-from challenges.models import Challenge
+from challenges.models import Challenge, Event
+from challenges.realtime import (
+    CHARACTER_UPDATED,
+    broadcast_on_commit,
+    character_group,
+    narrators_group,
+)
 from challenges.rules import ChallengeState, Side, Stage
 from challenges.rules.engine import Chooser
 from challenges.rules.npc import Relents, npc_moves
-from challenges.services._core import _lock_challenge, _lock_characters, _now
+from challenges.services._core import (
+    ActionRefused,
+    _claim,
+    _ensure_narrator,
+    _lock_challenge,
+    _lock_characters,
+    _lock_session,
+    _now,
+    _parse,
+)
 from challenges.services._reads import READS_ALL, _refreshed
 from characters.models import Character, GameSession
 
@@ -109,17 +125,17 @@ def npc_answer_due(
     return challenge
 
 
-def npc_answer_session_due(session_id: int, *, choose: Chooser | None = None) -> int:
+def npc_answer_session_due(
+    session_id: int, *, choose: Chooser | None = None, character_id: int | None = None
+) -> int:
     """At Resume: every open challenge of the session with an auto-answering
-    NPC in it gets its due moves (:func:`npc_answer_due`), each under its
-    lock. Run inside a transaction. Returns the number of challenges looked
-    at. One query when the session has none."""
-    candidates = list(
-        Challenge.objects.filter(session_id=session_id)
-        .exclude(stage=Stage.RESOLVED.value)
-        .filter(npc_filter())
-        .values_list("pk", flat=True)
-    )
+    NPC in it (only ``character_id``'s, if given) gets its due moves
+    (:func:`npc_answer_due`), each under its lock. Run inside a transaction.
+    Returns the number of challenges looked at. One query when there is none."""
+    open_ = Challenge.objects.filter(session_id=session_id).exclude(stage=Stage.RESOLVED.value)
+    if character_id is not None:
+        open_ = open_.filter(Q(challenger_id=character_id) | Q(defender_id=character_id))
+    candidates = list(open_.filter(npc_filter()).values_list("pk", flat=True))
     for pk in candidates:
         challenge = _lock_challenge(pk, for_play=True)
         _lock_characters(challenge.challenger_id, challenge.defender_id)
@@ -132,3 +148,54 @@ def npc_filter() -> Q:
     return Q(challenger__player__isnull=True, challenger__auto_answer=True) | Q(
         defender__player__isnull=True, defender__auto_answer=True
     )
+
+
+def npc_set(
+    *,
+    session: GameSession,
+    character: Character,
+    auto_answer: bool,
+    relents: str,
+    user,
+    msg_id: str,
+) -> Character:
+    """A narrator of ``session``'s chronicle sets an NPC's ``auto_answer`` and
+    ``relents`` ("never", "wounded", "always") from the dashboard. Switched
+    on outside a time out, the NPC at once makes every move due from it in
+    its open challenges of ``session``. Writes an Event "npc_set"
+    {"character", "auto_answer", "relents"}; broadcasts the character's
+    change to the dashboards and its phone screen. ActionRefused: not a
+    narrator, the session is over, another chronicle, a character with a
+    player, an unknown ``relents``; AlreadyDone for a repeated ``msg_id``."""
+    relents_ = _parse(Relents, relents, "Choose never, when Wounded or always.")
+    with transaction.atomic():
+        _claim(user, msg_id, "npc.set")
+        session = _lock_session(session.pk, for_play=False)
+        _ensure_narrator(user, session.chronicle)
+        if character.chronicle_id != session.chronicle_id:
+            raise ActionRefused("That character is not in this chronicle.")
+        if character.player_id is not None:
+            raise ActionRefused(f"{character.name} has a player: only NPCs answer by themselves.")
+        Character.objects.filter(pk=character.pk).update(
+            auto_answer=bool(auto_answer), relents=relents_.value
+        )
+        character.auto_answer, character.relents = bool(auto_answer), relents_.value
+        Event.objects.create(
+            session=session,
+            kind="npc_set",
+            data={
+                "character": character.pk,
+                "auto_answer": character.auto_answer,
+                "relents": character.relents,
+            },
+            actor=user,
+        )
+        if character.auto_answer and not session.time_out:
+            npc_answer_session_due(session.pk, character_id=character.pk)
+        broadcast_on_commit(
+            [character_group(character.pk), narrators_group(session.pk)],
+            CHARACTER_UPDATED,
+            character_id=character.pk,
+            session_id=session.pk,
+        )
+    return character

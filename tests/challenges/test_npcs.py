@@ -321,3 +321,59 @@ def test_the_dashboard_lists_npcs_not_here_and_play_brings_one_in():
     page = client.get(f"/narrate/{world['session'].pk}/").content.decode()
     assert "NPCs not here tonight" not in page
     assert f'id="roster-{spider.pk}"' in page and "NPC · auto" in page
+
+
+@database_sync_to_async
+def _open_against(world) -> Challenge:
+    return services.challenge_open(
+        session=world["session"],
+        challenger=world["helen"],
+        defender=world["spider"],
+        category="physical",
+        bids=["Ferocious"],
+        user=world["helen"].player,
+        msg_id=_id(),
+    )
+
+
+@database_sync_to_async
+def _refreshed(challenge) -> Challenge:
+    challenge.refresh_from_db()
+    return challenge
+
+
+@pytest.mark.asyncio
+async def test_the_dashboard_switches_auto_answer_on_and_the_npc_answers_at_once():
+    world = await _db_world(auto=False)
+    challenge = await _open_against(world)
+    assert (await _refreshed(challenge)).stage == Stage.RESPONSE
+    tablet, _ = await connect(f"/ws/narrate/{world['session'].pk}/", world["narrator"])
+
+    # A forged setting and a played character are refused, changing nothing.
+    reply, _ = await act(
+        tablet, action="npc.set", character=str(world["spider"].pk), relents="sometimes"
+    )
+    assert reply["type"] == "error" and "never, wounded or always" in reply["message"]
+    reply, _ = await act(
+        tablet, action="npc.set", character=str(world["helen"].pk), auto_answer="on"
+    )
+    assert reply["type"] == "error" and "has a player" in reply["message"], reply
+    assert (await _refreshed(challenge)).stage == Stage.RESPONSE
+
+    reply, frames = await act(
+        tablet,
+        action="npc.set",
+        character=str(world["spider"].pk),
+        auto_answer="on",
+        relents="wounded",
+    )
+    assert reply["status"] == "ok", reply
+    challenge = await _refreshed(challenge)
+    assert challenge.stage == Stage.THROWS
+    assert challenge.state["defender_bids"] == ["Tireless"]
+    spider = await database_sync_to_async(
+        lambda: type(world["spider"]).objects.get(pk=world["spider"].pk)
+    )()
+    assert (spider.auto_answer, spider.relents) == (True, "wounded")
+    await expect(tablet, f'id="roster-{spider.pk}"', frames=frames)
+    await tablet.disconnect()
