@@ -7,8 +7,10 @@ The policy, the same under every preset (docs/guide.md "Running NPCs"):
 - **Bid**: the best Trait it still has tonight in the category, one copy at a
   time: the Trait with the most copies free (held, not lost, not at risk
   elsewhere, not already bid here), ties broken by sheet order (the order of
-  ``Combatant.traits``); when two bids are needed (``met_classic`` Bruised or
-  Wounded) it picks again with one copy fewer of the first choice. Only
+  ``Combatant.traits``: the services read a sheet's Traits by name, so among
+  equals the first in alphabetical order, as the phone's sheet lists them);
+  when two bids are needed (``met_classic`` Bruised or Wounded) it picks
+  again with one copy fewer of the first choice. Only
   Stamina-based Traits when surprised in a Physical challenge (seeds/004).
 - **Relent** (:class:`Relents`): never by default; ``WOUNDED``: when it is
   Wounded or worse as it is challenged; ``ALWAYS``: every time it is

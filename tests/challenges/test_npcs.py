@@ -15,7 +15,7 @@ from django.test import Client
 from challenges import services
 from challenges.models import Challenge, Event, TraitLoss
 from challenges.rules import Outcome, Stage
-from characters.models import Chronicle, Presence
+from characters.models import Chronicle, Presence, Trait
 from tests.challenges.wsutil import act, connect, drain, expect
 from tests.factories import make_character, make_user, narrated_chronicle
 
@@ -377,3 +377,39 @@ async def test_the_dashboard_switches_auto_answer_on_and_the_npc_answers_at_once
     assert (spider.auto_answer, spider.relents) == (True, "wounded")
     await expect(tablet, f'id="roster-{spider.pk}"', frames=frames)
     await tablet.disconnect()
+
+
+def test_the_npc_bids_what_it_still_has_tonight(monkeypatch):
+    """Lost copies and copies at risk in another challenge are not its best:
+    Tireless ×3 first; one lost, Quick ×2 and Tireless ×2 tie and the sheet's
+    first (Quick) goes; with one Quick at risk elsewhere, Tireless."""
+    monkeypatch.setattr("challenges.services.npcs.draw_throw", lambda options: "rock")
+    world = _world()
+    helen, spider = world["helen"], world["spider"]
+    Trait.objects.filter(character=helen).update(count=20)
+
+    def challenge() -> Challenge:
+        return services.challenge_open(
+            session=world["session"],
+            challenger=helen,
+            defender=spider,
+            category="physical",
+            bids=["Ferocious"],
+            user=helen.player,
+            msg_id=_id(),
+        )
+
+    first = challenge()
+    assert first.state["defender_bids"] == ["Tireless"]
+    services.challenge_throw(
+        challenge_id=first.pk, character=helen, throw="paper", user=helen.player, msg_id=_id()
+    )
+    first.refresh_from_db()
+    assert first.outcome == Outcome.CHALLENGER_WINS
+    assert list(
+        TraitLoss.objects.filter(character=spider).values_list("trait__name", flat=True)
+    ) == ["Tireless"]
+    second = challenge()
+    assert second.state["defender_bids"] == ["Quick"]
+    third = challenge()  # one Quick is at risk in the second
+    assert third.state["defender_bids"] == ["Tireless"]
