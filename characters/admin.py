@@ -226,6 +226,19 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         if not players:
             self.message_user(request, "None of these characters has a player.", messages.WARNING)
 
+    def save_related(self, request, form, formsets, change) -> None:
+        """Save the sheet; then, if auto-answer was just switched on for an NPC,
+        it answers what already waits on it in the open session (issue 11
+        section 4), unless the session is in a time out (then at Resume)."""
+        super().save_related(request, form, formsets, change)
+        character = form.instance
+        if change and "auto_answer" in form.changed_data and character.auto_answers:
+            from challenges.services import npc_answer_session_due
+
+            session = character.chronicle.open_session()
+            if session is not None and not session.time_out:
+                npc_answer_session_due(session.pk, character_id=character.pk)
+
     @admin.display(description="Player", ordering="player__username")
     def run_by(self, obj: Character) -> str:
         """Her player, or "NPC" (run by the narrators), "NPC · auto-answer"."""
