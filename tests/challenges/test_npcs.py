@@ -15,7 +15,7 @@ from django.test import Client
 from challenges import services
 from challenges.models import Challenge, Event, TraitLoss
 from challenges.rules import Outcome, Stage
-from characters.models import Chronicle, Presence, Trait
+from characters.models import Ability, Chronicle, Presence, Trait
 from tests.challenges.wsutil import act, connect, drain, expect
 from tests.factories import make_character, make_user, narrated_chronicle
 
@@ -413,3 +413,47 @@ def test_the_npc_bids_what_it_still_has_tonight(monkeypatch):
     assert second.state["defender_bids"] == ["Quick"]
     third = challenge()  # one Quick is at risk in the second
     assert third.state["defender_bids"] == ["Tireless"]
+
+
+def test_ukm_equal_counts_the_npc_keeps_its_standing_count_and_accepts(monkeypatch):
+    """``ukm`` (seeds/004 "In The Case Of A Draw"): equal counts are retested
+    until someone wins; the NPC's declared count stands, and it takes no
+    retest of its own when it loses."""
+    monkeypatch.setattr("challenges.services.npcs.draw_throw", lambda options: "rock")
+    world = _world()
+    world["chronicle"].ruleset = "ukm"
+    world["chronicle"].save()
+    helen, spider = world["helen"], world["spider"]
+    Trait.objects.filter(character=helen, name="Ferocious").update(count=5)
+    Ability.objects.create(character=spider, name="Brawl", rating=3)  # an ability retest is open
+    challenge = services.challenge_open(
+        session=world["session"],
+        challenger=helen,
+        defender=spider,
+        category="physical",
+        bids=["Ferocious"],
+        user=helen.player,
+        msg_id=_id(),
+    )
+    services.challenge_throw(
+        challenge_id=challenge.pk, character=helen, throw="rock", user=helen.player, msg_id=_id()
+    )
+    services.challenge_declare(
+        challenge_id=challenge.pk, character=helen, count=None, user=helen.player, msg_id=_id()
+    )
+    challenge.refresh_from_db()
+    first = challenge.state["tests"][0]
+    assert (first["challenger_declared"], first["defender_declared"]) == (5, 5)
+    assert challenge.stage == Stage.THROWS and len(challenge.state["tests"]) == 2
+    assert challenge.state["tests"][1]["retest"] == "equal_counts"
+    assert challenge.state["defender_standing"] == 5
+
+    services.challenge_throw(
+        challenge_id=challenge.pk, character=helen, throw="paper", user=helen.player, msg_id=_id()
+    )
+    challenge.refresh_from_db()
+    assert challenge.outcome == Outcome.CHALLENGER_WINS
+    kinds = list(
+        Event.objects.filter(challenge=challenge, actor=None).values_list("kind", flat=True)
+    )
+    assert "retest_called" not in kinds and "accepted" in kinds
