@@ -258,6 +258,14 @@ class PresenceSet(Action):
     status: Literal["present", "break", "absent"]
 
 
+class NpcSet(Action):
+    """Issue 11 section 4: a narrator sets an NPC's auto-answer and when it relents."""
+
+    character: Number
+    auto_answer: Flag = False
+    relents: Literal["never", "wounded", "always"] = "never"
+
+
 class StaticOpen(Action):
     character: Number
     category: Text(20)
@@ -337,6 +345,7 @@ SCHEMAS: dict[str, type[Action]] = {
     "clock.rest": ClockRest,
     "clock.aggravated": ClockAggravated,
     "clock.injury": ClockInjury,
+    "npc.set": NpcSet,
 }
 
 _WORDS = {
@@ -361,6 +370,8 @@ def _plain(error: ValidationError) -> str:
         words = "must be present, break or absent"
     elif kind == "literal_error" and name == "form":
         words = "must be homid, glabro, crinos, hispo or lupus"
+    elif kind == "literal_error" and name == "relents":
+        words = "must be never, wounded or always"
     elif kind == "literal_error" and name == "kind":
         words = "must be overbid, ability, discipline or willpower"
     elif kind in _WORDS:

@@ -172,8 +172,8 @@ def _category_total(category: Category) -> Coalesce:
 class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     """Characters by chronicle and player; the whole sheet on one page."""
 
-    list_display = ["name", "chronicle", "player", "physical", "social", "mental", "health"]
-    list_filter = [("chronicle", RelatedOnly), ("player", RelatedOnly)]
+    list_display = ["name", "chronicle", "run_by", "physical", "social", "mental", "health"]
+    list_filter = [("chronicle", RelatedOnly), ("player", RelatedOnly), "auto_answer"]
     list_select_related = ["chronicle", "player"]
     search_fields = ["name", "concept", "player__username", "traits__name"]
     fieldsets = [
@@ -184,6 +184,19 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         ),
         # s11 clocks: a Garou heals by resting; Mortal Wound episodes leave scars.
         ("Healing and battle scars", {"fields": [("garou", "battle_scars")]}),
+        (
+            "Run by the narrators (an NPC: no player)",
+            {
+                "fields": [("auto_answer", "relents")],
+                "description": (
+                    "A character with no player is an NPC: a narrator plays it from the "
+                    "dashboard (its panel's Play button). With auto-answer on, the server "
+                    "answers its challenges at once: it bids its best Trait in the category "
+                    "(most copies left, ties by sheet order), throws at random, declares its "
+                    "true count, never retests, and relents only as set below."
+                ),
+            },
+        ),
     ]
     inlines = [TraitInline, AbilityInline, DisciplineInline, WeaponInline]
     actions = ["revoke_join_links"]
@@ -214,6 +227,26 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
             )
         if not players:
             self.message_user(request, "None of these characters has a player.", messages.WARNING)
+
+    def save_related(self, request, form, formsets, change) -> None:
+        """Save the sheet; then, if auto-answer was just switched on for an NPC,
+        it answers what already waits on it in the open session (issue 11
+        section 4), unless the session is in a time out (then at Resume)."""
+        super().save_related(request, form, formsets, change)
+        character = form.instance
+        if change and "auto_answer" in form.changed_data and character.auto_answers:
+            from challenges.services import npc_answer_session_due
+
+            session = character.chronicle.open_session()
+            if session is not None and not session.time_out:
+                npc_answer_session_due(session.pk, character_id=character.pk)
+
+    @admin.display(description="Player", ordering="player__username")
+    def run_by(self, obj: Character) -> str:
+        """Her player, or "NPC" (run by the narrators), "NPC · auto-answer"."""
+        if obj.player is not None:
+            return str(obj.player)
+        return "NPC · auto-answer" if obj.auto_answer else "NPC"
 
     @admin.display(description="Physical", ordering="physical_total")
     def physical(self, obj: Character) -> int:

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from challenges.rules import Category, HealthLevel
+from challenges.rules.npc import Relents as NpcRelents
 from characters.names import clean_name, name_key
 
 # Copies of one Trait, an Ability's rating: far above any sheet, a guard against
@@ -196,6 +197,26 @@ class Character(CleanNameMixin, models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(MAX_POOL)],
         help_text="Empty: the ruleset's limit (3 Blood Traits in a challenge, ukm).",
     )
+    # --- issue 11 section 4: characters the narrators run (NPCs) -------------
+    # A character with no player is run by the narrators; these two settings
+    # apply to such a character only (docs/guide.md "Running NPCs").
+    auto_answer = models.BooleanField(
+        "auto-answer",
+        default=False,
+        db_default=False,
+        help_text=(
+            "With no player: the server answers challenges for it at once "
+            "(bids its best Trait, throws at random, declares its true count)."
+        ),
+    )
+    relents = models.CharField(
+        "relents (auto-answer)",
+        max_length=10,
+        choices=[(r.value, r.label) for r in NpcRelents],
+        default=NpcRelents.NEVER.value,
+        db_default=NpcRelents.NEVER.value,
+        help_text="When an auto-answering NPC relents instead of bidding.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -203,16 +224,34 @@ class Character(CleanNameMixin, models.Model):
             models.UniqueConstraint(fields=["chronicle", "name"], name="unique_character_name")
         ]
 
+    RELENTS_CHOICES = [(r.value, r.label) for r in NpcRelents]
+    """The "relents" setting's choices, for forms."""
+
     POOLS = ("willpower", "rage", "gnosis", "blood")
     """The names of her pool fields, as ``challenges.rules.Pool`` values."""
 
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def is_npc(self) -> bool:
+        """Run by the narrators: no player (issue 11 section 4)."""
+        return self.player_id is None
+
+    @property
+    def auto_answers(self) -> bool:
+        """An NPC whose challenges the server answers by itself."""
+        return self.player_id is None and self.auto_answer
+
     def clean(self) -> None:
         """Clean the name; refuse one another character of the chronicle has
-        (any case, any spacing: :func:`name_key`)."""
+        (any case, any spacing: :func:`name_key`), and auto-answer for a
+        character with a player."""
         super().clean()
+        if self.auto_answer and self.player_id is not None:
+            raise ValidationError(
+                {"auto_answer": "Auto-answer is for characters with no player (NPCs)."}
+            )
         if not self.chronicle_id:
             return
         key = name_key(self.name)

@@ -41,6 +41,7 @@ class NarrateConsumer(BaseConsumer):
         "clock.rest": "clock_rest",
         "clock.aggravated": "clock_aggravated",
         "clock.injury": "clock_injury",
+        "npc.set": "set_npc",
     }
 
     async def connect(self) -> None:
@@ -275,6 +276,18 @@ class NarrateConsumer(BaseConsumer):
             session=self.session,
             character=views.character_in_session(self.session, _field(message, "character", int)),
             status=_field(message, "status", str, limit=10),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def set_npc(self, message: dict, msg_id: str) -> None:
+        # Issue 11 section 4: an NPC's auto-answer and relent settings.
+        services.npc_set(
+            session=self.session,
+            character=views.character_in_session(self.session, _field(message, "character", int)),
+            auto_answer=message.get("auto_answer") is True,
+            relents=_field(message, "relents", str, required=False, limit=10) or "never",
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -35,6 +35,7 @@ from challenges.services._reads import (
     combatants,
     open_bids,
 )
+from challenges.services.npcs import npc_answer_due, npc_answer_session_due, npc_set, npc_sides
 from challenges.services.opposed import (
     challenge_bid,
     challenge_declare,
@@ -95,6 +96,10 @@ __all__ = [
     "challenge_void",
     "combatant",
     "combatants",
+    "npc_answer_due",
+    "npc_answer_session_due",
+    "npc_set",
+    "npc_sides",
     "open_bids",
     "presence_set",
     "session_end",

@@ -89,7 +89,7 @@ def _lock_challenge(challenge_id: int, *, for_play: bool) -> Challenge:
     found = list(
         Challenge.objects.raw(
             f"SELECT c.*, s.ended_at AS session_ended_at, s.time_out AS session_time_out, "
-            f"s.chronicle_id AS session_chronicle_id FROM {_CHALLENGE} c "
+            f"s.chronicle_id AS session_chronicle_id, {_NPC_COLUMNS} FROM {_CHALLENGE} c "
             f"JOIN {GameSession._meta.db_table} s ON s.id = c.session_id WHERE c.id = %s{lock}",
             [challenge_id],
         )
@@ -99,6 +99,16 @@ def _lock_challenge(challenge_id: int, *, for_play: bool) -> Challenge:
     challenge = found[0]
     _check_session(challenge.session_ended_at, challenge.session_time_out, for_play=for_play)
     return challenge
+
+
+# Issue 11 section 4 (NPCs): each side's "relents" setting when it is an
+# auto-answering NPC (no player, auto-answer on), else NULL, read with the
+# challenge row at no extra query (services.npcs.npc_sides).
+_NPC_COLUMNS = ", ".join(
+    f"(SELECT n.relents FROM {Character._meta.db_table} n WHERE n.id = c.{side}_id "
+    f"AND n.player_id IS NULL AND n.auto_answer) AS {side}_npc"
+    for side in ("challenger", "defender")
+)
 
 
 def _lock_characters(*ids: int | None) -> None:
@@ -120,8 +130,26 @@ def _lock_characters(*ids: int | None) -> None:
 
 
 def _ensure_player(user, character: Character) -> None:
-    if character.player_id is None or character.player_id != user.pk:
-        raise ActionRefused("You can only act for your own character.")
+    """ActionRefused unless ``user`` plays ``character``, or ``character`` has
+    no player (an NPC) and ``user`` narrates its chronicle (issue 11 section
+    4: a narrator may act as any character with no player in her chronicle;
+    one query then, none for a player's own character)."""
+    if character.player_id is not None and character.player_id == user.pk:
+        return
+    if character.player_id is None and _narrates(user, character.chronicle_id):
+        return
+    raise ActionRefused("You can only act for your own character.")
+
+
+def _narrates(user, chronicle_id: int) -> bool:
+    """``user`` narrates the chronicle ``chronicle_id`` (or is a superuser)."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_superuser:
+        return True
+    return Chronicle.narrators.through.objects.filter(
+        chronicle_id=chronicle_id, user_id=user.pk
+    ).exists()
 
 
 def _ensure_narrator(user, chronicle: Chronicle) -> None:

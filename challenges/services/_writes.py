@@ -45,6 +45,7 @@ from challenges.services._core import (
 )
 from challenges.services._reads import _refreshed
 from challenges.services.clocks import fresh_level
+from challenges.services.npcs import npc_answer_due
 from characters.models import BLOOD_TRAITS_MINUTES, Character, Immunity, Presence
 
 logger = logging.getLogger(__name__)
@@ -321,7 +322,9 @@ def _move(
             ChallengeState.from_dict(challenge.state), challenge.session_id, challenge.pk, reads
         )
         transition = move(challenge, before)
-        return _save(challenge, before, transition, actor=user)
+        challenge = _save(challenge, before, transition, actor=user)
+        # An auto-answering NPC answers in the same transaction (issue 11 section 4).
+        return npc_answer_due(challenge)
 
 
 def _side(challenge: Challenge, character: Character, user) -> Side:

@@ -30,6 +30,7 @@ from challenges.services._reads import (
     combatants,
 )
 from challenges.services._writes import _move, _save, _side
+from challenges.services.npcs import npc_answer_due
 from characters.models import Character, GameSession, Presence
 
 
@@ -103,7 +104,9 @@ def challenge_open(
             is_attack=bool(is_attack),
             stakes=transition.state.stakes,
         )
-        return _save(challenge, None, transition, actor=user)
+        challenge = _save(challenge, None, transition, actor=user)
+        # An auto-answering NPC defender answers at once (issue 11 section 4).
+        return npc_answer_due(challenge)
 
 
 def challenge_bid(

@@ -14,6 +14,7 @@ from challenges.rules import ChallengeState, Transition
 from challenges.services._core import MAX_STAKES, ActionRefused, _claim, _ensure_narrator, _now
 from challenges.services._reads import READS_NOTHING
 from challenges.services._writes import _move
+from challenges.services.npcs import npc_answer_session_due
 from characters.models import Chronicle, GameSession
 
 
@@ -77,6 +78,9 @@ def _set_time_out(*, session: GameSession, user, msg_id: str, time_out: bool) ->
             Event.objects.create(
                 session=session, kind="time_out" if time_out else "resume", actor=user
             )
+            if not time_out:
+                # Moves due from auto-answering NPCs were held by the time out.
+                npc_answer_session_due(session.pk)
         # The flag travels with the event so that no phone has to query the session.
         broadcast_on_commit(
             [session_group(session.pk)],

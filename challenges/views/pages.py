@@ -15,14 +15,14 @@ from django.urls import reverse
 
 from challenges.rules import Category
 from challenges.services import clocks
-from challenges.views.dashboard import character_panel_context, dashboard_context
+from challenges.views.dashboard import ON_ROSTER, character_panel_context, dashboard_context
 from challenges.views.phone import (
     OPPONENT_QUERY_MAX,
     OPPONENT_RESULTS,
     play_context,
     present_opponents,
 )
-from challenges.views.seats import player_seat
+from challenges.views.seats import npc_seat, player_seat
 from characters.models import Character, Chronicle, GameSession
 
 
@@ -106,7 +106,21 @@ def narrate(request: HttpRequest, session_id: int) -> HttpResponse:
     if not session.chronicle.is_narrator(request.user):
         raise PermissionDenied("You do not narrate this chronicle.")
     clocks.clocks_tick(session.pk)  # s11: health clocks due now (one query when none)
-    return render(request, "challenges/narrate.html", dashboard_context(session))
+    context = {**dashboard_context(session), "npcs_away": npcs_away(session)}
+    return render(request, "challenges/narrate.html", context)
+
+
+def npcs_away(session: GameSession) -> list[Character]:
+    """Issue 11 section 4: the chronicle's characters with no player (NPCs)
+    not on tonight's roster, by name; a narrator's Play opens one's phone
+    screen, which brings it in. One query."""
+    here = Character.objects.filter(presences__session=session, presences__status__in=ON_ROSTER)
+    return list(
+        Character.objects.filter(chronicle=session.chronicle_id, player__isnull=True)
+        .exclude(pk__in=here.values("pk"))
+        .order_by("name")
+        .only("name", "auto_answer")
+    )
 
 
 @login_required
@@ -134,9 +148,12 @@ def opponents(request: HttpRequest, character_id: int) -> HttpResponse:
     """The radio chips of present characters whose name contains ``?q=`` (the
     "Challenge someone" search box's results, at most :data:`OPPONENT_RESULTS`).
     404 unless the character is the user's; nothing is marked present here."""
-    character = get_object_or_404(
-        Character.objects.select_related("chronicle"), pk=character_id, player=request.user
-    )
+    character = Character.objects.select_related("chronicle").filter(pk=character_id).first()
+    if character is None or not (
+        character.player_id == request.user.pk
+        or (character.player_id is None and npc_seat(request.user, character_id) is not None)
+    ):
+        raise Http404("No such character of yours.")
     session = character.chronicle.open_session()
     query = request.GET.get("q", "").strip()[:OPPONENT_QUERY_MAX]
     found: list[Character] = []

@@ -56,6 +56,8 @@ def player_seat(user, character_id: int) -> tuple[Character, GameSession | None]
     mine, open_session = _seat_sql()
     character = next(iter(Character.objects.raw(mine, [int(character_id), user.pk])), None)
     if character is None:
+        character = npc_seat(user, character_id)
+    if character is None:
         return None
     session = next(
         iter(GameSession.objects.raw(open_session, [character.pk, character.chronicle_id])), None
@@ -76,6 +78,19 @@ def player_seat(user, character_id: int) -> tuple[Character, GameSession | None]
                 session_id=session.pk,
             )
     return character, session
+
+
+def npc_seat(user, character_id: int) -> Character | None:
+    """Issue 11 section 4: the character ``character_id`` if it has no player
+    (an NPC) and ``user`` narrates its chronicle (or is a superuser), so that
+    a narrator plays it from the same phone screen a player has; else None.
+    Two queries (only when ``user`` does not play the character herself)."""
+    from challenges.services._core import _narrates
+
+    character = Character.objects.filter(pk=int(character_id), player__isnull=True).first()
+    if character is None or not _narrates(user, character.chronicle_id):
+        return None
+    return character
 
 
 def narrated_session(user, session_id: int) -> GameSession | None:

@@ -103,6 +103,7 @@ def sheet_post(
         "blood": character.blood,
         "blood_per_turn": character.blood_per_turn or "",
         "battle_scars": character.battle_scars,  # s11 clocks
+        "relents": character.relents,
         "_save": "Save",
     }
     inlines = [
@@ -478,3 +479,40 @@ def test_a_trait_at_risk_may_be_renamed_or_its_free_copy_taken(admin_client, hel
     response = admin_client.post(admin_url(Character, "change", helen.pk), data)
     assert response.status_code == 302
     assert helen.traits.get(name="Savage").count == 1
+
+
+def test_switching_auto_answer_on_in_the_admin_answers_what_waits(admin_client, helen, grady):
+    """Issue 11 section 4: a challenge waiting on an NPC (Grady has no player)
+    moves as soon as a narrator ticks Auto-answer on its admin page."""
+    from challenges import services
+
+    challenge = services.challenge_open(
+        session=helen.chronicle.open_session(),
+        challenger=helen,
+        defender=grady,
+        category="physical",
+        bids=["Ferocious"],
+        user=helen.player,
+        msg_id="npc-admin-1",
+    )
+    assert challenge.stage == Stage.RESPONSE
+    data = {**sheet_post(grady, existing_rows(grady)), "auto_answer": "on"}
+
+    response = admin_client.post(admin_url(Character, "change", grady.pk), data)
+
+    assert response.status_code == 302
+    challenge.refresh_from_db()
+    assert challenge.stage == Stage.THROWS
+    assert challenge.state["defender_bids"] == ["Resilient"]
+    assert Event.objects.filter(challenge=challenge, kind="responded", actor=None).exists()
+
+
+def test_auto_answer_is_refused_for_a_character_with_a_player(admin_client, helen):
+    data = {**sheet_post(helen, existing_rows(helen)), "auto_answer": "on"}
+
+    response = admin_client.post(admin_url(Character, "change", helen.pk), data)
+
+    assert response.status_code == 200
+    assert "Auto-answer is for characters with no player" in response.content.decode()
+    helen.refresh_from_db()
+    assert not helen.auto_answer

@@ -82,7 +82,8 @@ def test_demo_twice_creates_nothing_twice():
 
     assert counts() == first
     assert first["User"] == len(USERS) == 12
-    assert first["Character"] == first["Presence"] == 7 + 3
+    # 7 + 3 played characters, and one auto-answering NPC in each chronicle.
+    assert first["Character"] == first["Presence"] == 7 + 3 + 2
     assert first["GameSession"] == first["Chronicle"] == 2
     assert "0 new" in output
 
@@ -94,7 +95,7 @@ def test_demo_opens_a_session_with_every_character_present():
     session = chronicle.open_session()
     assert chronicle.ruleset == Chronicle.Ruleset.MET_CLASSIC
     assert session is not None and session.name == SESSION
-    assert session.presences.count() == chronicle.characters.count() == 7
+    assert session.presences.count() == chronicle.characters.count() == 7 + 1
 
 
 @pytest.mark.parametrize(
@@ -146,7 +147,7 @@ def test_demo_opens_a_ukm_chronicle_of_kindred():
     session = chronicle.open_session()
     assert chronicle.ruleset == Chronicle.Ruleset.UKM
     assert session is not None and session.name == UKM_SESSION
-    assert session.presences.count() == chronicle.characters.count() == 3
+    assert session.presences.count() == chronicle.characters.count() == 3 + 1
     mara = chronicle.characters.get(name="Mara")
     assert (mara.blood, mara.willpower, mara.blood_per_turn, mara.player.username) == (
         12,
@@ -207,7 +208,7 @@ def test_demo_reopens_a_session_after_the_last_one_ended():
 
     run("demo")
 
-    assert Chronicle.objects.get(name=CHRONICLE).open_session().presences.count() == 7
+    assert Chronicle.objects.get(name=CHRONICLE).open_session().presences.count() == 7 + 1
 
 
 def test_evening_prints_a_join_link_per_demo_user(static_root):
@@ -324,3 +325,19 @@ def test_evening_serves_with_daphne_capping_websocket_messages(monkeypatch):
     assert args[-1] == "narrator.asgi:application"
     size = int(args[args.index("--websocket-max-message-size") + 1])
     assert 4096 < size <= 65536
+
+
+@pytest.mark.parametrize(
+    "chronicle, name", [(CHRONICLE, "Pattern Spider"), (UKM_CHRONICLE, "Bertram")]
+)
+def test_demo_has_an_auto_answering_npc_in_each_chronicle(chronicle, name):
+    """Issue 11 section 4: a character with no player, auto-answer on, a real
+    sheet in every category, present tonight."""
+    run("demo")
+
+    npc = Character.objects.get(chronicle__name=chronicle, name=name)
+    assert npc.player is None and npc.auto_answer and npc.auto_answers
+    assert npc.relents == "never"
+    sheet = character_sheet(npc, None)
+    assert all(sheet.held(category) >= 3 for category in Category)
+    assert Presence.objects.filter(character=npc, session__ended_at__isnull=True).exists()

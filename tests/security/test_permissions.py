@@ -18,7 +18,9 @@ What each role gets is written out in the tables below ("ok", "login",
 player's only; a narrator may not throw, bid or declare for a player (her
 dashboard has no such action and a phone refuses her); a dashboard and its
 actions are for narrators of that chronicle and superusers; the admin shows a
-staff narrator her own chronicles' objects only.
+staff narrator her own chronicles' objects only. A character with no player
+(an NPC, issue 11 section 4) is played by the narrators of its chronicle (and
+superusers) from its phone screen, by no one else.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from django.urls import reverse
 from challenges import services
 from challenges.models import Challenge
 from characters.models import GameSession, Presence
+from tests.factories import make_character
 from tests.security.conftest import challenge_at
 from tests.security.wsrec import open_socket, snapshot
 
@@ -58,8 +61,19 @@ def _helen_challenge(world) -> Challenge:
     return challenge_at(world, challenger=world["helen"], defender=world["grady"], stage="response")
 
 
+def _npc(world):
+    """The chronicle's NPC, a character with no player (made once)."""
+    if "npc" not in world:
+        world["npc"] = make_character(
+            world["chronicle"], "Spider", None, traits=[("Quick", "physical", 2)]
+        )
+    return world["npc"]
+
+
 URLS = {
     "home": lambda w: reverse("home"),
+    "play an NPC": lambda w: reverse("play", args=[_npc(w).pk]),
+    "an NPC's opponent search": lambda w: reverse("opponents", args=[_npc(w).pk]) + "?q=he",
     "play Helen": lambda w: reverse("play", args=[w["helen"].pk]),
     "Helen's opponent search": lambda w: reverse("opponents", args=[w["helen"].pk]) + "?q=gr",
     "narrate index": lambda w: reverse("narrate_index"),
@@ -100,6 +114,8 @@ HTTP_TABLE = {
     "home": ("ok", "ok", "ok", "ok", "ok", "login"),
     "play Helen": ("ok", "denied", "denied", "denied", "denied", "login"),
     "Helen's opponent search": ("ok", "denied", "denied", "denied", "denied", "login"),
+    "play an NPC": ("denied", "denied", "ok", "denied", "ok", "login"),
+    "an NPC's opponent search": ("denied", "denied", "ok", "denied", "ok", "login"),
     "narrate index": ("denied", "denied", "ok", "ok", "ok", "login"),
     "narrate this session": ("denied", "denied", "ok", "denied", "ok", "login"),
     "Helen's sheet on this dashboard": ("denied", "denied", "ok", "denied", "ok", "login"),

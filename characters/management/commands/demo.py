@@ -6,7 +6,9 @@ their sheets (with Rage, Gnosis, Willpower, weapons and Stamina-based
 Traits), the "Demo Chronicle" (``met_classic``) with an open session and
 every demo character present; and the "UK Masquerade demo" (``ukm``, seeds/004)
 with three Kindred (Blood, Willpower, Disciplines, weapons, a generation limit)
-and their players, its own session open. Running it again creates nothing
+and their players, its own session open. Each chronicle also has an
+auto-answering NPC with no player (issue 11 section 4): the spirit "Pattern
+Spider" (``met_classic``) and the ghoul "Bertram" (``ukm``). Running it again creates nothing
 twice and leaves edited sheets and existing passwords alone.
 """
 
@@ -61,6 +63,9 @@ class DemoSheet:
     disciplines: list[tuple[str, int]] = field(default_factory=list)
     weapons: list[tuple[str, int, str, bool]] = field(default_factory=list)
     blood_per_turn: int | None = None
+    # Issue 11 section 4: ``player`` "" is an NPC run by the narrators; with
+    # ``auto_answer`` the server answers its challenges.
+    auto_answer: bool = False
 
 
 USERS = [
@@ -218,6 +223,24 @@ SHEETS = [
         [("Occult", 2), ("Enigmas", 1)],
         pools={"rage": 1, "gnosis": 6, "willpower": 5},
     ),
+    # Issue 11 section 4: an auto-answering NPC (no player) players can challenge.
+    DemoSheet(
+        "Pattern Spider",
+        "",
+        "A Weaver spirit, run by the narrators",
+        [
+            ("Quick", P, 2, False),
+            ("Tireless", P, 1, False),
+            ("Resilient", P, 1, False),
+            ("Calm", S, 2, False),
+            ("Dignified", S, 1, False),
+            ("Cunning", M, 2, False),
+            ("Methodical", M, 2, False),
+            ("Predictable", M, 1, True),
+        ],
+        pools={"gnosis": 4},
+        auto_answer=True,
+    ),
 ]
 
 # seeds/004 (ukm): Kindred with Blood, a generation limit, Willpower retests,
@@ -280,6 +303,25 @@ UKM_SHEETS = [
         pools={"blood": 10, "willpower": 5},
         disciplines=[("Auspex", 3), ("Dominate", 1)],
         blood_per_turn=1,
+    ),
+    # Issue 11 section 4: an auto-answering NPC (no player) players can challenge.
+    DemoSheet(
+        "Bertram",
+        "",
+        "A ghoul of the Prince, run by the narrators",
+        [
+            ("Brawny", P, 2, False),
+            ("Tough", P, 1, False),
+            ("Quick", P, 1, False),
+            ("Loyal", S, 2, False),
+            ("Dignified", S, 1, False),
+            ("Alert", M, 2, False),
+            ("Patient", M, 1, False),
+            ("Submissive", S, 1, True),
+        ],
+        [("Brawl", 2), ("Melee", 1)],
+        pools={"blood": 2, "willpower": 2},
+        auto_answer=True,
     ),
 ]
 
@@ -387,7 +429,8 @@ def ensure_characters(
             chronicle=chronicle,
             name=sheet.name,
             defaults={
-                "player": users[sheet.player],
+                "player": users.get(sheet.player),
+                "auto_answer": sheet.auto_answer,
                 "concept": sheet.concept,
                 "blood_per_turn": sheet.blood_per_turn,
                 # s11 clocks: the demo's Garou (those with Rage) heal by resting.
