@@ -25,6 +25,11 @@ from tests.factories import make_character, make_user, narrated_chronicle
 
 @pytest.fixture
 def gaffling(db, monkeypatch):
+    """:func:`build_gaffling`."""
+    return build_gaffling(monkeypatch)
+
+
+def build_gaffling(monkeypatch) -> dict:
     """met_classic: Steps-in-Gum (6 Social), played by "steps", and the
     Gaffling: Social, difficulty 4, a prepared static. The server's throws
     are all rock (``secrets.choice`` patched)."""
