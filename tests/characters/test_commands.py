@@ -324,3 +324,24 @@ def test_evening_serves_with_daphne_capping_websocket_messages(monkeypatch):
     assert args[-1] == "narrator.asgi:application"
     size = int(args[args.index("--websocket-max-message-size") + 1])
     assert 4096 < size <= 65536
+
+
+# --- issue 11, statics ------------------------------------------------------------
+
+
+def test_demo_prepares_steps_in_gums_gaffling_once():
+    from challenges.models import PreparedStatic
+
+    run("demo")
+    run("demo")
+    gaffling = PreparedStatic.objects.get(chronicle__name=CHRONICLE)
+    assert (gaffling.name, gaffling.category, gaffling.difficulty) == ("the Gaffling", "social", 4)
+    ledger = PreparedStatic.objects.get(chronicle__name=UKM_CHRONICLE)
+    assert ledger.may_overbid and ledger.may_retest
+
+
+def test_evening_prints_where_the_qr_sheets_are(static_root):
+    output = run("evening", "--no-serve", "--host", "127.0.0.1", "--port", "8123")
+    demo = Chronicle.objects.get(name=CHRONICLE)
+    assert f"http://127.0.0.1:8123/narrate/chronicle/{demo.pk}/statics/print/" in output
+    assert f"http://127.0.0.1:8123/narrate/chronicle/{demo.pk}/join/print/" in output
