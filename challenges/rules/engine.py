@@ -369,7 +369,7 @@ def _object_retest(
     """The narrator's side of a static challenge, having lost a test, calls
     ``kind`` (:func:`judge.object_retest`), played by the server.
 
-    ABILITY: the object's retest, held at once. OVERBID: the object announces
+    ABILITY or NARRATOR: the object's retest, held at once. OVERBID: the object announces
     its difficulty and risks nothing (it has no Traits to lose); the player's
     answer is her most count with modifiers, the best answer she has (a
     lower one could only grant the overbid), so it is given for her; the

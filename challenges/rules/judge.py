@@ -496,9 +496,11 @@ def object_retest(state: ChallengeState) -> RetestKind | None:
     Challenges": "the Narrator can overbid as well"; seeds/004 "Static
     Challenges": overbids and Ability retests "often for both parties").
 
-    The policy, one retest of each kind per challenge: ABILITY (the object's
-    retest, ``object_retests``) first, if the ruleset's limits allow it
-    (``ukm``: one Ability retest per challenge, before the overbid); else
+    The policy, one retest of each kind per challenge: the object's retest
+    (``object_retests``) first: an ABILITY retest where the ruleset has them
+    (``ukm``, within its limits: one per challenge, before the overbid), else
+    a NARRATOR retest (``met_classic`` has no Ability retests: the narrator's
+    side retests by her ruling); else
     OVERBID (``object_overbids``) when it would be granted, its difficulty
     being at least double the player's most count with modifiers
     (:func:`overbid_can_succeed`), an overbid that must fail being useless;
@@ -511,12 +513,13 @@ def object_retest(state: ChallengeState) -> RetestKind | None:
         return None
     own = {kind for side, kind in state.called if side is Side.DEFENDER}
     opts = options_of(state)
+    retest = RetestKind.ABILITY if opts.ability_retest else RetestKind.NARRATOR
     if (
         state.object_retests
-        and RetestKind.ABILITY not in own
-        and _ordered_ok(opts, taken, RetestKind.ABILITY)
+        and not own & {RetestKind.ABILITY, RetestKind.NARRATOR}
+        and (retest is RetestKind.NARRATOR or _ordered_ok(opts, taken, retest))
     ):
-        return RetestKind.ABILITY
+        return retest
     if (
         state.object_overbids
         and RetestKind.OVERBID not in own

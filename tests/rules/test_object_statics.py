@@ -102,15 +102,21 @@ def test_object_overbids_once_per_challenge() -> None:
     assert t.state.outcome is Outcome.CHALLENGER_WINS and lost(t.state) == []
 
 
-@pytest.mark.parametrize("ruleset", ["met_classic", "ukm"])
-def test_object_retest_is_held_at_once_then_the_player_may_win(ruleset: str) -> None:
+@pytest.mark.parametrize(
+    ("ruleset", "kind"), [("met_classic", RetestKind.NARRATOR), ("ukm", RetestKind.ABILITY)]
+)
+def test_object_retest_is_held_at_once_then_the_player_may_win(
+    ruleset: str, kind: RetestKind
+) -> None:
+    """met_classic has no Ability retests: the object's retest is the
+    narrator's; ukm's is its one Ability retest."""
     state = at_throws(ruleset, 4, R, object_retests=True)
     t = throw(state, side=CH, throw=P, now=3.0, choose=rocks)
     assert kinds(t)[-2:] == ["retest_called", "retest"]
-    assert t.events[-2].data == {"side": "defender", "kind": "ability"}
+    assert t.events[-2].data == {"side": "defender", "kind": kind.value}
     t = throw(t.state, side=CH, throw=P, now=4.0, choose=rocks)
     assert t.state.outcome is Outcome.CHALLENGER_WINS
-    assert [k for _, k in t.state.called] == [RetestKind.ABILITY]
+    assert [k for _, k in t.state.called] == [kind]
 
 
 def test_an_object_without_permissions_never_retests() -> None:
@@ -123,10 +129,12 @@ POLICY = [
     ("met_classic", False, False, 12, (), None),
     ("met_classic", True, False, 12, (), RetestKind.OVERBID),
     ("met_classic", True, False, 11, (), None),
-    ("met_classic", False, True, 1, (), RetestKind.ABILITY),
-    ("met_classic", True, True, 12, (), RetestKind.ABILITY),
-    ("met_classic", True, True, 12, ((DE, RetestKind.ABILITY),), RetestKind.OVERBID),
-    ("met_classic", True, True, 12, ((DE, RetestKind.ABILITY), (DE, RetestKind.OVERBID)), None),
+    ("met_classic", False, True, 1, (), RetestKind.NARRATOR),
+    ("met_classic", True, True, 12, (), RetestKind.NARRATOR),
+    ("met_classic", True, True, 12, ((DE, RetestKind.NARRATOR),), RetestKind.OVERBID),
+    ("met_classic", True, True, 12, ((DE, RetestKind.NARRATOR), (DE, RetestKind.OVERBID)), None),
+    ("ukm", False, True, 1, (), RetestKind.ABILITY),
+    ("ukm", True, True, 12, ((DE, RetestKind.ABILITY),), RetestKind.OVERBID),
     ("ukm", False, True, 4, ((CH, RetestKind.ABILITY),), None),
     ("ukm", True, True, 12, ((CH, RetestKind.ABILITY),), RetestKind.OVERBID),
     ("ukm", True, False, 12, ((CH, RetestKind.OVERBID),), None),
