@@ -19,7 +19,7 @@ from sesame.utils import get_token
 from challenges import services
 from challenges.models import Challenge, Event, PreparedStatic, TraitLoss
 from challenges.rules import Throw
-from characters.models import Chronicle, GameSession
+from characters.models import Chronicle, GameSession, Presence
 from tests.factories import make_character, make_user, narrated_chronicle
 
 
@@ -227,6 +227,11 @@ REFUSALS = [
         "Time out",
     ),
     ("no Trait", lambda g: g["steps"].traits.all().delete(), "no Social Trait left"),
+    (
+        "incapacitated",
+        lambda g: Presence.objects.filter(character=g["steps"]).update(health=3),
+        "incapacitated",
+    ),
 ]
 
 
