@@ -1,6 +1,7 @@
 """Issue 11, statics: a prepared static played from a 360 px phone through the
 real app (Daphne, websockets, Debian's chromium) with no narrator at the
-table. The narrator prints the QR sheet; Grady (signed in by his join link)
+table. The narrator prepares it on the dashboard's page (tablet) and prints
+the QR sheet; Grady (signed in by his join link)
 opens the card's link, taps "Try it", bids, throws, sees "Success!" and what
 winning reveals; the dashboard shows the attempt; his phone never shows the
 difficulty."""
@@ -16,21 +17,6 @@ from tests.browser.test_evening import AT_ONCE, Screen, assert_usable, log_in
 
 pytestmark = pytest.mark.browser
 
-TOKEN = "browser-test-vault-door-token"
-
-
-def _prepare_the_vault_door(live) -> None:
-    """A prepared static in the live evening's chronicle: Physical, difficulty 3."""
-    chronicle = _chronicle(live)
-    with sqlite3.connect(live.db) as db:
-        db.execute(
-            "INSERT INTO challenges_preparedstatic (chronicle_id, name, hint, category,"
-            " difficulty, reveal, may_overbid, may_retest, token, active, created_at)"
-            " VALUES (?, 'the vault door', 'Locked. Force it open.', 'physical', 3,"
-            " 'Inside: the Prince''s letters.', 0, 0, ?, 1, datetime('now'))",
-            (chronicle, TOKEN),
-        )
-
 
 def _the_server_throws_scissors(live) -> None:
     """Fix the server's drawn throw of the open attempt (as the rules tests fix
@@ -38,8 +24,7 @@ def _the_server_throws_scissors(live) -> None:
     with sqlite3.connect(live.db) as db:
         (pk,) = db.execute(
             "SELECT c.id FROM challenges_challenge c JOIN challenges_preparedstatic p"
-            " ON c.prepared_id = p.id WHERE p.token = ?",
-            (TOKEN,),
+            " ON c.prepared_id = p.id WHERE p.name = 'the vault door'",
         ).fetchone()
         db.execute(
             "UPDATE challenges_challenge SET state = json_set(state,"
@@ -53,17 +38,28 @@ def _the_server_throws_scissors(live) -> None:
 
 
 def test_a_phone_plays_a_qr_static_with_no_narrator(live, phone, tablet):
-    _prepare_the_vault_door(live)
     narrator = Screen(tablet())
     log_in(narrator.page, live("/accounts/login/?next=/narrate/"), "narrator")
     narrator.connected()
-    sheet = narrator.page.context.new_page()
-    sheet.goto(live(f"/narrate/chronicle/{_chronicle(live)}/statics/print/"))
+    narrator.tap(narrator.control("link", "Prepare, edit, retire"))
+    form = narrator.page.locator("form.narrator-form")
+    form.get_by_label("Object or place").fill("the vault door")
+    form.get_by_label("Hint").fill("Locked. Force it open.")
+    form.get_by_label("Category").select_option(label="Physical")
+    form.get_by_label("Difficulty").fill("3")
+    form.get_by_label("What winning reveals").fill("Inside: the Prince's letters.")
+    narrator.tap(form.get_by_role("button", name="Add it"))
+    expect(narrator.page.locator("table.statics")).to_contain_text("the vault door")
+    with narrator.page.context.expect_page() as opened:
+        narrator.tap(narrator.control("link", "Print QR cards"))
+    sheet = opened.value
     card = sheet.get_by_role("region", name="the vault door")
     expect(card).to_contain_text("Locked. Force it open.")
     expect(card.locator("svg")).to_be_visible()
     link = card.get_by_role("link").get_attribute("href")
-    assert link == live(f"/s/{TOKEN}/")
+    assert link.startswith(live("/s/")) and len(link) > len(live("/s/")) + 20
+    narrator.page.goto(live(f"/narrate/{live.ids['session']}/"))
+    narrator.connected()
 
     grady = Screen(phone())
     grady.page.goto(live(live.ids["grady_join"]))
@@ -92,11 +88,3 @@ def test_a_phone_plays_a_qr_static_with_no_narrator(live, phone, tablet):
     )
     expect(row.first).to_contain_text("Grady", timeout=AT_ONCE)
     expect(row.first).to_contain_text("Success!")
-
-
-def _chronicle(live) -> int:
-    with sqlite3.connect(live.db) as db:
-        (chronicle,) = db.execute(
-            "SELECT chronicle_id FROM characters_gamesession WHERE id = ?", (live.ids["session"],)
-        ).fetchone()
-    return chronicle
