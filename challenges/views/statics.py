@@ -77,8 +77,12 @@ class PreparedStaticForm(forms.ModelForm):
             "active",
         ]
         widgets = {
-            "available_from": forms.DateTimeInput(attrs={"type": "datetime-local"}),
-            "available_until": forms.DateTimeInput(attrs={"type": "datetime-local"}),
+            "available_from": forms.DateTimeInput(
+                attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
+            ),
+            "available_until": forms.DateTimeInput(
+                attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
+            ),
             "reveal": forms.Textarea(attrs={"rows": 3}),
         }
 

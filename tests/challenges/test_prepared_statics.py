@@ -412,3 +412,28 @@ def test_a_simple_test_cannot_stake_a_trait_she_lacks(gaffling):
             msg_id=uuid.uuid4().hex,
         )
     assert not Challenge.objects.exists()
+
+
+def test_the_narrators_form_keeps_its_times(gaffling):
+    """A time typed in the tablet's date-and-time box is kept, and the edit
+    form shows it again in the box's own format."""
+    client = Client()
+    client.force_login(gaffling["narrator"])
+    url = reverse("prepared_statics", args=[gaffling["chronicle"].pk])
+    static = gaffling["static"]
+    client.post(
+        url,
+        {
+            "id": static.pk,
+            "name": static.name,
+            "category": "social",
+            "difficulty": 4,
+            "available_until": "2031-11-24T22:30",
+            "session": gaffling["session"].pk,
+            "active": "on",
+        },
+    )
+    static.refresh_from_db()
+    assert static.available_until is not None and static.session == gaffling["session"]
+    page = client.get(url, {"edit": static.pk}).content.decode()
+    assert 'value="2031-11-24T22:30"' in page
