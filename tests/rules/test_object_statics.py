@@ -184,16 +184,6 @@ def draw(ruleset: str) -> ChallengeState:
     return declare(t.state, side=CH, now=4.0).state
 
 
-def test_met_classic_static_draw_costs_the_player_her_bid() -> None:
-    state = draw("met_classic")
-    assert state.outcome is Outcome.DRAW and lost(state) == ["Persuasive"]
-
-
-def test_aggressor_only_static_draw_costs_nothing(aggressor_club: str) -> None:
-    state = draw(aggressor_club)
-    assert state.outcome is Outcome.DRAW and lost(state) == []
-
-
 def overbid_then_win(ruleset: str) -> ChallengeState:
     """She loses the first test against difficulty 3, overbids with a new
     Trait (6 ≥ 2 × 3) and wins the retest."""
@@ -205,14 +195,24 @@ def overbid_then_win(ruleset: str) -> ChallengeState:
     return throw(t.state, side=CH, throw=P, now=5.0, choose=rocks).state
 
 
-def test_met_classic_overbid_forfeits_the_first_bid_even_when_she_wins() -> None:
-    state = overbid_then_win("met_classic")
-    assert state.outcome is Outcome.CHALLENGER_WINS and lost(state) == ["Persuasive"]
+# Table: (what happened, static_loser, outcome, Traits lost). "club" is
+# met_classic with ukm's static_loser (AGGRESSOR_ONLY).
+LOSER = [
+    (draw, "met_classic", Outcome.DRAW, ["Persuasive"]),
+    (draw, "club", Outcome.DRAW, []),
+    (overbid_then_win, "met_classic", Outcome.CHALLENGER_WINS, ["Persuasive"]),
+    (overbid_then_win, "club", Outcome.CHALLENGER_WINS, []),
+]
 
 
-def test_aggressor_only_winner_loses_nothing(aggressor_club: str) -> None:
-    state = overbid_then_win(aggressor_club)
-    assert state.outcome is Outcome.CHALLENGER_WINS and lost(state) == []
+@pytest.mark.parametrize(("played", "ruleset", "outcome", "traits"), LOSER)
+def test_static_loser_table(
+    aggressor_club: str, played, ruleset: str, outcome: Outcome, traits: list[str]
+) -> None:
+    """as_opposed: a draw costs her bid, an overbid forfeits her first bid
+    even when she wins (seeds/000); aggressor_only: neither (seeds/004)."""
+    state = played(ruleset)
+    assert state.outcome is outcome and lost(state) == traits
 
 
 @pytest.mark.parametrize(
@@ -266,23 +266,20 @@ def test_simple_test_bid_is_lost_on_failure(
     assert t.state.outcome is outcome and lost(t.state) == traits
 
 
-def test_simple_test_bid_must_be_hers() -> None:
-    with pytest.raises(RulesError, match="no Social Trait 'Brave'"):
+@pytest.mark.parametrize(
+    ("category", "bids", "message"),
+    [(SOCIAL, ["Brave"], "no Social Trait 'Brave'"), (None, ["Charismatic"], "category")],
+)
+def test_simple_test_bid_must_be_hers(
+    category: Category | None, bids: list[str], message: str
+) -> None:
+    with pytest.raises(RulesError, match=message):
         open_simple(
             ruleset="met_classic",
             challenger=steps_in_gum(),
             narrator_throw=R,
             choose=never,
-            category=SOCIAL,
-            bids=["Brave"],
-            now=1.0,
-        )
-    with pytest.raises(RulesError, match="category"):
-        open_simple(
-            ruleset="met_classic",
-            challenger=steps_in_gum(),
-            narrator_throw=R,
-            choose=never,
-            bids=["Charismatic"],
+            category=category,
+            bids=bids,
             now=1.0,
         )
