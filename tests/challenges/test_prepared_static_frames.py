@@ -56,3 +56,31 @@ async def test_the_dashboard_sees_the_attempt_live(g):
     await scan_from_phone(g)
     await expect(dashboard, ("Steps-in-Gum", "the Gaffling"))
     await dashboard.disconnect()
+
+
+async def test_the_dashboards_simple_test_puts_a_trait_at_stake(g):
+    """The narrator's "simple.open" frame with ``at_stake``: he fails, and
+    loses the Trait staked."""
+    from challenges.models import TraitLoss
+
+    dashboard, _ = await connect(f"/ws/narrate/{g['session'].pk}/", g["narrator"])
+    phone, _ = await connect(f"/ws/play/{g['steps'].pk}/", g["player"])
+    reply, _ = await act(
+        dashboard,
+        action="simple.open",
+        character=g["steps"].pk,
+        narrator_throw="paper",
+        stakes="Hold your temper",
+        at_stake="Friendly",
+    )
+    assert reply["status"] == "ok", reply
+    challenge = await database_sync_to_async(Challenge.objects.latest)("created_at")
+    reply, frames = await act(phone, action="challenge.throw", challenge=challenge.pk, throw="rock")
+    assert reply["status"] == "ok", reply
+    await expect(phone, "Failure", frames=frames)
+    lost = await database_sync_to_async(
+        lambda: [x.trait.name for x in TraitLoss.objects.filter(challenge=challenge)]
+    )()
+    assert lost == ["Friendly"]
+    await phone.disconnect()
+    await dashboard.disconnect()

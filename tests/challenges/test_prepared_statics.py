@@ -19,6 +19,7 @@ from sesame.utils import get_token
 from challenges import services
 from challenges.models import Challenge, Event, PreparedStatic, TraitLoss
 from challenges.rules import Throw
+from challenges.views.statics import qr_svg
 from characters.models import Chronicle, GameSession, Presence
 from tests.factories import make_character, make_user, narrated_chronicle
 
@@ -351,7 +352,9 @@ def test_the_statics_sheet_has_one_card_per_active_static(gaffling):
     client.force_login(gaffling["narrator"])
     html = client.get(reverse("statics_sheet", args=[gaffling["chronicle"].pk])).content.decode()
     assert html.count('class="card"') == 2 and html.count("<svg") == 2
-    assert f"http://testserver/s/{gaffling['static'].token}/" in html
+    link = f"http://testserver/s/{gaffling['static'].token}/"
+    assert link in html
+    assert qr_svg(link) in html  # the QR code is the one qrcode makes of that link
     assert "A spirit in the old oak." in html and "retired" not in html
     assert "@page" in html and "A4" in html
     assert ">4<" not in html  # no difficulty on the printed card
@@ -365,6 +368,7 @@ def test_the_join_sheet_has_one_card_per_player_character(gaffling):
     assert html.count('class="card"') == 1 and "Steps-in-Gum" in html and "An NPC" not in html
     link = re.search(r'href="(http://testserver/accounts/join/\?[^"]+)"', html).group(1)
     link = link.replace("&amp;", "&")
+    assert qr_svg(link) in html
     assert link.endswith(f"next=/play/{gaffling['steps'].pk}/")
     landed = Client().get(link.removeprefix("http://testserver"))
     assert landed.status_code == 302 and landed["Location"] == f"/play/{gaffling['steps'].pk}/"
