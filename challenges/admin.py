@@ -14,12 +14,14 @@ superuser sees only her chronicles' rows; client action ids only superusers.
 import json
 
 from django.contrib import admin
+from django.urls import reverse
 from django.utils.html import format_html
 
-from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
+from challenges.models import Challenge, ClientAction, Event, PreparedStatic, Test, TraitLoss
 from challenges.rules import TestRecord, Throw
 from challenges.views import HIDDEN, shown_throws, state_shown
 from characters.admin_scope import NarratedOnlyAdmin, RelatedOnly
+from characters.models import Chronicle
 
 
 class ReadOnlyMixin:
@@ -151,3 +153,52 @@ class ClientActionAdmin(ReadOnlyMixin, admin.ModelAdmin):
     def has_view_permission(self, request, obj=None) -> bool:
         # Ids of every player's moves, across chronicles: superusers only.
         return request.user.is_superuser
+
+
+# --- issue 11, statics ------------------------------------------------------------
+
+
+class PreparedStaticInline(NarratedOnlyAdmin, admin.StackedInline):
+    """A chronicle's prepared statics, edited on the chronicle's page."""
+
+    model = PreparedStatic
+    chronicle_path = "chronicle"
+    extra = 0
+    fields = [
+        ("name", "category", "difficulty", "active"),
+        "hint",
+        "reveal",
+        ("may_overbid", "may_retest"),
+        ("available_from", "available_until", "session"),
+        "qr_link",
+    ]
+    readonly_fields = ["qr_link"]
+
+    @admin.display(description="QR link")
+    def qr_link(self, static: PreparedStatic) -> str:
+        if static.pk is None:
+            return "—"
+        path = reverse("static_scan", args=[static.token])
+        return format_html('<a href="{}">{}</a>', path, path)
+
+
+@admin.register(PreparedStatic)
+class PreparedStaticAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
+    """Prepared statics (QR codes on objects): every chronicle's, editable."""
+
+    chronicle_path = "chronicle"
+    list_display = ["name", "chronicle", "category", "difficulty", "active", "session"]
+    list_filter = ["active", "category", ("chronicle", RelatedOnly)]
+    search_fields = ["name", "hint"]
+    readonly_fields = ["token"]
+
+
+def _with_statics_inline() -> None:
+    """Add the prepared statics to the chronicle's admin page (appended, so
+    ``characters.admin`` keeps its own inlines)."""
+    chronicle_admin = admin.site._registry.get(Chronicle)
+    if chronicle_admin is not None and PreparedStaticInline not in chronicle_admin.inlines:
+        chronicle_admin.inlines = [*chronicle_admin.inlines, PreparedStaticInline]
+
+
+_with_statics_inline()

@@ -6,9 +6,13 @@ The rules engine's full state is kept in ``Challenge.state`` (a lossless
 the database constraints need. Only ``challenges.services`` writes these rows.
 """
 
+import secrets
+
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from challenges.rules import Kind, Outcome, RetestKind, Side, Stage, Throw
 from characters.models import CATEGORY_CHOICES, Character, GameSession, Trait
@@ -16,6 +20,93 @@ from characters.models import CATEGORY_CHOICES, Character, GameSession, Trait
 
 def _choices(enum) -> list[tuple[str, str]]:
     return [(member.value, member.value.replace("_", " ").capitalize()) for member in enum]
+
+
+# --- issue 11, statics: a prepared static --------------------------------------
+
+
+def new_static_token() -> str:
+    """An unguessable token for a prepared static's QR link: 128 random bits
+    from ``secrets``, URL-safe (22 characters)."""
+    return secrets.token_urlsafe(16)
+
+
+class PreparedStatic(models.Model):
+    """A static challenge a narrator prepares before the evening, left on an
+    object or place as a QR code (RULES.md "Static challenges": "notes on
+    objects"; seeds/000 "Static Challenges"). A player scans it and plays it
+    from her phone with no narrator present (``services.prepared_static_open``).
+
+    ``difficulty`` is a Trait count never shown to a player; ``reveal`` is
+    shown only to the winner, after the result. ``may_overbid``/``may_retest``:
+    the object's moves, played by the server (``rules.judge.object_retest``).
+    ``available_from``/``available_until`` (either blank: no bound) and
+    ``session`` (blank: any session) say when it is in play; ``active`` False
+    retires it. One attempt per character per session."""
+
+    chronicle = models.ForeignKey(
+        "characters.Chronicle", on_delete=models.CASCADE, related_name="prepared_statics"
+    )
+    name = models.CharField(
+        "object or place", max_length=120, help_text="What the card is on: “the vault door”."
+    )
+    hint = models.CharField(
+        max_length=200, blank=True, help_text="Printed on the card: “Locked. Mental to pick.”"
+    )
+    category = models.CharField(max_length=10, choices=CATEGORY_CHOICES)
+    difficulty = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(99)],
+        help_text="A Trait count. Never shown to a player.",
+    )
+    reveal = models.TextField(
+        "what winning reveals",
+        blank=True,
+        max_length=2000,
+        help_text="Shown only to the winner, on her phone, after the result.",
+    )
+    may_overbid = models.BooleanField(
+        "the object may overbid", default=False, help_text="Played by the server when useful."
+    )
+    may_retest = models.BooleanField(
+        "the object may retest", default=False, help_text="One retest, played by the server."
+    )
+    available_from = models.DateTimeField(null=True, blank=True)
+    available_until = models.DateTimeField(null=True, blank=True)
+    session = models.ForeignKey(
+        GameSession,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="prepared_statics",
+        help_text="Only in this session (blank: every session).",
+    )
+    token = models.CharField(max_length=43, unique=True, default=new_static_token, editable=False)
+    active = models.BooleanField(default=True, help_text="Untick to retire it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "prepared static"
+        ordering = ["chronicle", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def refusal(self, session: GameSession | None, now=None) -> str:
+        """Why it cannot be played now in ``session`` ("" if it can): retired,
+        no session open, another session's, before ``available_from``, after
+        ``available_until``."""
+        now = now or timezone.now()
+        if not self.active:
+            return f"{self.name} is no longer in play."
+        if session is None or not session.is_open:
+            return "No session is open: static challenges wait for the next evening."
+        if self.session_id is not None and self.session_id != session.pk:
+            return f"{self.name} is not in play tonight."
+        if self.available_from is not None and now < self.available_from:
+            return f"{self.name} is not in play yet."
+        if self.available_until is not None and now > self.available_until:
+            return f"{self.name} is no longer in play."
+        return ""
 
 
 class Challenge(models.Model):
@@ -52,6 +143,14 @@ class Challenge(models.Model):
     state = models.JSONField(help_text="The rules engine's ChallengeState.to_dict().")
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
+    prepared = models.ForeignKey(
+        PreparedStatic,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="attempts",
+        help_text="The prepared static played (from its QR code), if any.",
+    )
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

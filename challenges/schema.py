@@ -282,6 +282,7 @@ class SimpleOpen(Action):
     stakes: OptionalText(300)
     narrator_initiated: Flag = False
     difficult: Flag = False
+    at_stake: OptionalText(100)  # issue 11: a Trait of hers bid on it, lost on failure
 
 
 class ChallengeVoid(Action):

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from challenges import views
+from challenges.views import statics
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,5 +13,22 @@ urlpatterns = [
         "narrate/<int:session_id>/character/<int:character_id>/",
         views.narrate_character,
         name="narrate_character",
+    ),
+    # issue 11, statics
+    path("s/<str:token>/", statics.static_scan, name="static_scan"),
+    path(
+        "narrate/chronicle/<int:chronicle_id>/statics/",
+        statics.prepared_statics,
+        name="prepared_statics",
+    ),
+    path(
+        "narrate/chronicle/<int:chronicle_id>/statics/print/",
+        statics.statics_sheet,
+        name="statics_sheet",
+    ),
+    path(
+        "narrate/chronicle/<int:chronicle_id>/join/print/",
+        statics.join_sheet,
+        name="join_sheet",
     ),
 ]

@@ -252,6 +252,7 @@ class NarrateConsumer(BaseConsumer):
             stakes=_field(message, "stakes", str, required=False) or "",
             narrator_initiated=message.get("narrator_initiated") is True,
             difficult=message.get("difficult") is True,
+            at_stake=_field(message, "at_stake", str, required=False, limit=100) or "",
             user=self.scope["user"],
             msg_id=msg_id,
         )

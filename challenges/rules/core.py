@@ -633,7 +633,9 @@ class ChallengeState:
     side called, ``(side, RetestKind)``, granted or not; ``spent``: pools spent,
     ``(character_id, Pool, amount)``; ``granted``: immunities won,
     ``(character_id, Immunity)``; ``narrator_initiated`` and ``difficult``:
-    a simple test's tie rule (``ukm``).
+    a simple test's tie rule (``ukm``); ``object_overbids`` and
+    ``object_retests``: the narrator's side of a static challenge may overbid
+    and retest (a prepared static's permissions, played by the engine).
 
     The state holds both throws and both Trait pools: it is the server's
     record, never to be sent to a player as is.
@@ -679,6 +681,8 @@ class ChallengeState:
     granted: tuple[tuple[int, Immunity], ...] = ()
     narrator_initiated: bool = False
     difficult: bool = False
+    object_overbids: bool = False
+    object_retests: bool = False
 
     def of(self, side: Side, name: str) -> Any:
         """The per-side field ``name`` of ``side``: ``of(DEFENDER, "owed")`` is
@@ -810,6 +814,8 @@ class ChallengeState:
             "granted": [[c, i.attacker_id, i.power, i.until] for c, i in self.granted],
             "narrator_initiated": self.narrator_initiated,
             "difficult": self.difficult,
+            "object_overbids": self.object_overbids,
+            "object_retests": self.object_retests,
         }
 
     @classmethod
@@ -873,4 +879,6 @@ class ChallengeState:
             ),
             narrator_initiated=bool(d.get("narrator_initiated", False)),
             difficult=bool(d.get("difficult", False)),
+            object_overbids=bool(d.get("object_overbids", False)),
+            object_retests=bool(d.get("object_retests", False)),
         )

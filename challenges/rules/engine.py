@@ -213,7 +213,9 @@ def _resolve(
     or void, a challenger who relented, or a challenger the defender could
     not harm (surprise, unarmed against a ranged weapon). A defender who
     fended off the attack with a Willpower retest is immune to that
-    attacker's power for ``willpower_immunity_minutes`` (seeds/004).
+    attacker's power for ``willpower_immunity_minutes`` (seeds/004). In a
+    static challenge under ``static_loser`` AGGRESSOR_ONLY the player loses
+    her bid only when she loses (:func:`judge.aggressor_only`).
     """
     state = replace(state, **changes)
     losers: tuple[Side, ...] = {
@@ -231,6 +233,8 @@ def _resolve(
             continue
         entries = state.bid_entries(side)
         lost = entries if side in losers else entries[: state.of(side, "forfeits")]
+        if judge.aggressor_only(state) and outcome is not Outcome.DEFENDER_WINS:
+            lost = ()  # only the aggressor loses, and only when she loses (seeds/004)
         losses.extend(Loss(who.character_id, name, state.category, tid) for name, tid in lost)
     wounds: list[int] = []
     if state.is_attack and outcome in (Outcome.CHALLENGER_WINS, Outcome.DEFENDER_WINS):
@@ -321,16 +325,26 @@ def _outcome_for(winner: Side) -> Outcome:
 
 
 def _test_won(
-    state: ChallengeState, test: TestRecord, winner: Side, now: float, events: list[Event]
+    state: ChallengeState,
+    test: TestRecord,
+    winner: Side,
+    now: float,
+    events: list[Event],
+    choose: Chooser | None = None,
 ) -> Transition:
     """The current ``test`` has a ``winner``. If its loser is due the free
     extra test against a Wounded character, it is held at once; if she may
     call a retest (:func:`judge.retest_offers`) the challenge waits at stage
-    RETEST (event "retest_open"); else it resolves. A Willpower retest is final, and the
-    narrator's side of a static challenge does not retest."""
+    RETEST (event "retest_open"); else it resolves. A Willpower retest is final. The
+    narrator's side of a static challenge retests only as a prepared static
+    allows it, played at once (:func:`judge.object_retest`)."""
     test = replace(test, winner=winner)
     state = replace(state, tests=_with_current_test(state, test), pending=None)
     loser = winner.other
+    if loser is Side.DEFENDER and test.retest is not RetestKind.WILLPOWER:
+        kind = judge.object_retest(state)
+        if kind is not None:
+            return _object_retest(state, kind, now, events, choose)
     final = test.retest is RetestKind.WILLPOWER or state.combatant(loser) is None
     if not final and judge.free_test_due(state, loser):
         called = (*state.called, (loser, RetestKind.WOUNDED))
@@ -343,6 +357,51 @@ def _test_won(
             return Transition(waiting, tuple(events))
     resolved, event = _resolve(state, _outcome_for(winner), now)
     return Transition(resolved, (*events, event))
+
+
+def _object_retest(
+    state: ChallengeState,
+    kind: RetestKind,
+    now: float,
+    events: list[Event],
+    choose: Chooser | None,
+) -> Transition:
+    """The narrator's side of a static challenge, having lost a test, calls
+    ``kind`` (:func:`judge.object_retest`), played by the server.
+
+    ABILITY or NARRATOR: the object's retest, held at once. OVERBID: the object announces
+    its difficulty and risks nothing (it has no Traits to lose); the player's
+    answer is her most count with modifiers, the best answer she has (a
+    lower one could only grant the overbid), so it is given for her; the
+    overbid is called only when it is granted. Events: "retest_called"
+    {"side": "defender", "kind", "count"?}, "retest_answered" (overbid), then
+    "retest". seeds/000 "Static Challenges"; seeds/004 "Static Challenges".
+    """
+    assert state.difficulty is not None
+    state = replace(state, called=(*state.called, (Side.DEFENDER, kind)))
+    data: dict[str, Any] = {"side": Side.DEFENDER.value, "kind": kind.value}
+    if kind is RetestKind.OVERBID:
+        count = judge.most_declarable(state, Side.CHALLENGER)
+        theirs = judge.effective(state, Side.CHALLENGER, count)
+        data["count"] = state.difficulty
+        events.append(Event("retest_called", data))
+        events.append(
+            Event(
+                "retest_answered",
+                {
+                    "side": Side.CHALLENGER.value,
+                    "kind": kind.value,
+                    "count": count,
+                    "compared": [state.difficulty, theirs],
+                    "granted": True,
+                },
+            )
+        )
+        if judge.options_of(state).declared_counts_stand:
+            state = replace(state, challenger_standing=count)
+    else:
+        events.append(Event("retest_called", data))
+    return _new_test(state, now, events, retest=kind, by=Side.DEFENDER, choose=choose)
 
 
 def _compare(
@@ -363,7 +422,7 @@ def _compare(
     state = replace(state, tests=_with_current_test(state, test))
     if mine != theirs:
         winner = Side.CHALLENGER if mine > theirs else Side.DEFENDER
-        return _test_won(state, test, winner, now, events)
+        return _test_won(state, test, winner, now, events, choose)
     if judge.draws_on_equal_counts(state):
         resolved, event = _resolve(state, Outcome.DRAW, now)
         return Transition(resolved, (*events, event))
@@ -381,14 +440,14 @@ def _after_tie(
     for side in (Side.CHALLENGER, Side.DEFENDER):
         if judge.loses_ties(state, side):
             events.append(Event("tie_lost", {"side": side.value, "reason": "wounded"}))
-            return _test_won(state, test, side.other, now, events)
+            return _test_won(state, test, side.other, now, events, choose)
     if (
         test.retest is RetestKind.OVERBID
         and test.by is not None
         and opts.overbid is Overbid.NEW_TRAIT_DOUBLE_COUNT
     ):
         events.append(Event("tie_won", {"side": test.by.value, "reason": "overbid"}))
-        return _test_won(state, test, test.by, now, events)
+        return _test_won(state, test, test.by, now, events, choose)
     standing_c = state.challenger_standing
     standing_d = state.difficulty if state.kind is Kind.STATIC else state.defender_standing
     if opts.declared_counts_stand and standing_c is not None and standing_d is not None:
@@ -768,7 +827,7 @@ def throw(
     )
     state = replace(state, tests=_with_current_test(state, test))
     if winner is not None:
-        return _test_won(state, test, winner, now, events)
+        return _test_won(state, test, winner, now, events, choose)
     if state.kind is Kind.SIMPLE:
         opts = judge.options_of(state)
         if state.difficult:
@@ -1128,10 +1187,14 @@ def open_static(
     narrator_throw: Throw | None,
     choose: Chooser | None,
     stakes: str = "",
+    object_overbids: bool = False,
+    object_retests: bool = False,
     now: float,
 ) -> Transition:
     """A narrator sets a static challenge: ``difficulty`` (a Trait count ≥ 1)
     in ``category`` → stage BID, waiting on the player's bid.
+    ``object_overbids`` / ``object_retests``: the narrator's side may overbid
+    / retest, played by the server (:func:`judge.object_retest`).
 
     The narrator's throw (``narrator_throw``, or ``choose(list(Throw))`` if
     None) is stored at once in ``tests[0].defender_throw``; the test is not
@@ -1165,6 +1228,8 @@ def open_static(
         outcome=None,
         losses=(),
         wounds=(),
+        object_overbids=bool(object_overbids),
+        object_retests=bool(object_retests),
     )
     return Transition(state, (_opened(state),))
 
@@ -1206,30 +1271,42 @@ def open_simple(
     stakes: str = "",
     narrator_initiated: bool = False,
     difficult: bool = False,
+    category: Category | None = None,
+    bids: Sequence[str] = (),
     now: float,
 ) -> Transition:
     """A narrator calls a simple test → stage THROWS, nothing bid, no
-    category. The narrator's throw is set at once as in ``open_static``. The
+    category; or, with ``bids`` (Trait names of ``category``, checked as a
+    bid is), a simple test with those Traits at stake: she loses them if she
+    fails (RULES.md "Simple test": "nothing bid unless stated"; event
+    "bid"). The narrator's throw is set at once as in ``open_static``. The
     player succeeds (CHALLENGER_WINS) on a win; a tie succeeds under
     ``met_classic`` (seeds/000 "Simple Tests"), and under ``ukm`` goes to the
     initiator (the player unless ``narrator_initiated``), except in a
     ``difficult`` test, which needs an outright win (seeds/004 "Simple Test",
-    "Difficult Test"). Nothing is lost and nobody is wounded either way.
-    Event: "opened". RulesError: unknown ruleset, a bad throw, a difficult
+    "Difficult Test"). Nobody is wounded; only Traits bid are lost, on a
+    failure. Events: "opened" (and "bid"). RulesError: unknown ruleset, a bad throw, a difficult
     test where the ruleset has none. A character of any health may be asked.
     """
     rules = get_ruleset(ruleset)
     if difficult and not rules.options.difficult_tests:
         raise RulesError("Difficult tests are not part of this chronicle's rules.")
+    names: tuple[str, ...] = ()
+    ids: tuple[int | None, ...] = ()
+    if bids:
+        if category is None:
+            raise RulesError("Name the category of the Trait at stake.")
+        category = Category(category)
+        names, ids = _validate_bids(challenger, category, bids, need=None)
     first = TestRecord(defender_throw=_narrator_throw(narrator_throw, choose))
     state = ChallengeState(
         kind=Kind.SIMPLE,
         ruleset=rules.name,
-        category=None,
+        category=category if names else None,
         challenger=challenger,
         defender=None,
         difficulty=None,
-        challenger_bids=(),
+        challenger_bids=names,
         defender_bids=(),
         relented=False,
         is_attack=False,
@@ -1242,5 +1319,9 @@ def open_simple(
         wounds=(),
         narrator_initiated=bool(narrator_initiated),
         difficult=bool(difficult),
+        challenger_bid_ids=ids,
     )
-    return Transition(state, (_opened(state),))
+    events = [_opened(state)]
+    if names:
+        events.append(Event("bid", {"side": Side.CHALLENGER.value, "traits": list(names)}))
+    return Transition(state, tuple(events))

@@ -30,6 +30,7 @@ from challenges.rules.options import (
     NegativeNamed,
     Overbid,
     Relent,
+    StaticLoser,
     Wounded,
 )
 from challenges.rules.rulesets import bids_required, get_ruleset
@@ -483,3 +484,61 @@ def draws_on_equal_counts(state: ChallengeState) -> bool:
 def wounded_bids_two(options: MetOptions) -> bool:
     """``met_classic``: Wounded bids two Traits (seeds/000 "Health")."""
     return options.wounded is Wounded.BID_TWO_LOSE_TIES_FREE_TEST
+
+
+# --- the object of a prepared static (issue 11, statics) -------------------------
+
+
+def object_retest(state: ChallengeState) -> RetestKind | None:
+    """What the narrator's side of a static challenge does when it has just
+    lost a test (stage about to be RETEST for it), as the server plays it for
+    a prepared static with no narrator present (seeds/000 "Static
+    Challenges": "the Narrator can overbid as well"; seeds/004 "Static
+    Challenges": overbids and Ability retests "often for both parties").
+
+    The policy, one retest of each kind per challenge: the object's retest
+    (``object_retests``) first: an ABILITY retest where the ruleset has them
+    (``ukm``, within its limits: one per challenge, before the overbid), else
+    a NARRATOR retest (``met_classic`` has no Ability retests: the narrator's
+    side retests by her ruling); else
+    OVERBID (``object_overbids``) when it would be granted, its difficulty
+    being at least double the player's most count with modifiers
+    (:func:`overbid_can_succeed`), an overbid that must fail being useless;
+    else None: the player wins. Never after a Willpower retest; never for
+    an opposed challenge or a simple test."""
+    if state.kind is not Kind.STATIC or state.difficulty is None:
+        return None
+    taken = retests_taken(state)
+    if RetestKind.WILLPOWER in taken:
+        return None
+    own = {kind for side, kind in state.called if side is Side.DEFENDER}
+    opts = options_of(state)
+    retest = RetestKind.ABILITY if opts.ability_retest else RetestKind.NARRATOR
+    if (
+        state.object_retests
+        and not own & {RetestKind.ABILITY, RetestKind.NARRATOR}
+        and (retest is RetestKind.NARRATOR or _ordered_ok(opts, taken, retest))
+    ):
+        return retest
+    if (
+        state.object_overbids
+        and RetestKind.OVERBID not in own
+        and _ordered_ok(opts, taken, RetestKind.OVERBID)
+        and overbid_can_succeed(state, Side.DEFENDER)
+    ):
+        return RetestKind.OVERBID
+    return None
+
+
+def aggressor_only(state: ChallengeState) -> bool:
+    """A static challenge under ``static_loser`` AGGRESSOR_ONLY (``ukm``,
+    seeds/004 "Static Challenges": "Only the aggressor will lose a trait in
+    the event of losing a static challenge"): the player, its aggressor,
+    loses her bid only when she loses the challenge, never on a draw nor
+    for an earlier test she lost before winning. ``as_opposed``
+    (``met_classic``, seeds/000 "Static Challenges": "exactly as it would if
+    you were testing against another character") plays it as an opposed
+    challenge."""
+    return (
+        state.kind is Kind.STATIC and options_of(state).static_loser is StaticLoser.AGGRESSOR_ONLY
+    )

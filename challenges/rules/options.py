@@ -188,6 +188,7 @@ READ_BY_ENGINE = frozenset(
         "wounded",
         "incapacitated",
         "incapacitated_minutes",
+        "static_loser",
         "simple_test_tie",
         "difficult_tests",
         "rage_preempt",
@@ -196,11 +197,10 @@ READ_BY_ENGINE = frozenset(
         "surprise",
     }
 )
-"""The options the engine reads. Not read: ``static_loser`` (a static
-challenge's narrator side bids nothing, so only the aggressor can lose a Trait
-under either value), ``firearms_one_category`` (a challenge has one category,
-so Mental or Physical is never both) and ``mob_attackers_max`` (mob scenes
-come with the narrator's side of the evening)."""
+"""The options the engine reads. Not read: ``firearms_one_category`` (a
+challenge has one category, so Mental or Physical is never both) and
+``mob_attackers_max`` (mob scenes come with the narrator's side of the
+evening)."""
 
 
 def option_rows() -> dict[str, str]:

@@ -14,8 +14,9 @@ One module per flow, each a set of ``<entity>_<action>`` functions:
 declare), :mod:`~challenges.services.retests` (between bids and result: relent,
 Negative Traits, added bids, Blood, Rage, retests and answers, accept),
 :mod:`~challenges.services.static` (a narrator's static challenge
-and simple test), :mod:`~challenges.services.rulings` (void, forced
-retest, Time out, Resume), :mod:`~challenges.services.session` (start, end, who is here) and
+and simple test; a prepared static opened from its QR code),
+:mod:`~challenges.services.rulings` (void, forced retest, Time out, Resume),
+:mod:`~challenges.services.session` (start, end, who is here) and
 :mod:`~challenges.services.traits` (Traits at risk, for sheet edits). The
 machinery they share is private: ``_core`` (errors, message ids, locks,
 checks), ``_reads`` (a move's plain-SQL reads, ``combatants``) and ``_writes``
@@ -64,7 +65,7 @@ from challenges.services.session import (
     session_end,
     session_start,
 )
-from challenges.services.static import simple_test_open, static_open
+from challenges.services.static import prepared_static_open, simple_test_open, static_open
 from challenges.services.traits import trait_edit_refusal, trait_open_bids
 
 __all__ = [
@@ -101,6 +102,7 @@ __all__ = [
     "npc_set",
     "npc_sides",
     "open_bids",
+    "prepared_static_open",
     "presence_set",
     "session_end",
     "session_resume",

@@ -131,7 +131,29 @@ class ChallengeView:
     def defender_name(self) -> str:
         if self.state.defender is not None:
             return self.state.defender.name
+        if self.challenge.prepared_id and self.state.stakes:
+            return self.state.stakes  # a prepared static: the object's name
         return "the narrator"
+
+    # issue 11, statics ------------------------------------------------------
+    @property
+    def secret_difficulty(self) -> bool:
+        """A prepared static on a player's phone: its difficulty is shown
+        nowhere (not the number, nor as the narrator's declared count)."""
+        return bool(self.challenge.prepared_id) and self.side is not None
+
+    @property
+    def reveal(self) -> str:
+        """What winning a prepared static reveals: for the winner's phone only,
+        once the result is in; "" otherwise (one query, only then)."""
+        if not (
+            self.challenge.prepared_id
+            and self.side == Side.CHALLENGER
+            and self.state.outcome == Outcome.CHALLENGER_WINS
+        ):
+            return ""
+        prepared = self.challenge.prepared
+        return prepared.reveal if prepared is not None else ""
 
     @property
     def opponent_name(self) -> str:
@@ -476,7 +498,8 @@ class ChallengeView:
         out = []
         for number, record in enumerate(self.state.tests, start=1):
             if (pair := self.compared(record)) is not None:
-                out.append(f"Test {number}: compared {pair[0]} against {pair[1]} (with modifiers)")
+                theirs = "the difficulty" if self.secret_difficulty else pair[1]
+                out.append(f"Test {number}: compared {pair[0]} against {theirs} (with modifiers)")
         return out
 
     @property

@@ -341,3 +341,22 @@ def test_demo_has_an_auto_answering_npc_in_each_chronicle(chronicle, name):
     sheet = character_sheet(npc, None)
     assert all(sheet.held(category) >= 3 for category in Category)
     assert Presence.objects.filter(character=npc, session__ended_at__isnull=True).exists()
+# --- issue 11, statics ------------------------------------------------------------
+
+
+def test_demo_prepares_steps_in_gums_gaffling_once():
+    from challenges.models import PreparedStatic
+
+    run("demo")
+    run("demo")
+    gaffling = PreparedStatic.objects.get(chronicle__name=CHRONICLE)
+    assert (gaffling.name, gaffling.category, gaffling.difficulty) == ("the Gaffling", "social", 4)
+    ledger = PreparedStatic.objects.get(chronicle__name=UKM_CHRONICLE)
+    assert ledger.may_overbid and ledger.may_retest
+
+
+def test_evening_prints_where_the_qr_sheets_are(static_root):
+    output = run("evening", "--no-serve", "--host", "127.0.0.1", "--port", "8123")
+    demo = Chronicle.objects.get(name=CHRONICLE)
+    assert f"http://127.0.0.1:8123/narrate/chronicle/{demo.pk}/statics/print/" in output
+    assert f"http://127.0.0.1:8123/narrate/chronicle/{demo.pk}/join/print/" in output

@@ -319,6 +319,9 @@ class Challenges(RuleBasedStateMachine):
                     difficulty=data.draw(st.integers(1, 10)),
                     narrator_throw=narrator,
                     choose=None,
+                    # issue 11: the object's moves, played by the engine
+                    object_overbids=data.draw(st.booleans()),
+                    object_retests=data.draw(st.booleans()),
                     now=self.now,
                 )
             else:

@@ -122,6 +122,8 @@ def test_a_narrator_who_creates_a_chronicle_narrates_it(played):
             "ruleset": "met_classic",
             "sessions-TOTAL_FORMS": 0,
             "sessions-INITIAL_FORMS": 0,
+            "prepared_statics-TOTAL_FORMS": 0,  # issue 11: the prepared statics inline
+            "prepared_statics-INITIAL_FORMS": 0,
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]

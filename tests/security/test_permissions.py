@@ -105,7 +105,23 @@ URLS = {
     "join without a token": lambda w: reverse("join"),
     "join with a forged token": lambda w: reverse("join") + "?token=AAAAAQAAAAAAAAAAAAAAAAAAAAAA",
     "logout by GET": lambda w: reverse("logout"),
+    # issue 11, statics
+    "a prepared static's QR link": lambda w: reverse("static_scan", args=[_static(w).token]),
+    "this chronicle's prepared statics": lambda w: reverse(
+        "prepared_statics", args=[w["chronicle"].pk]
+    ),
+    "this chronicle's QR sheet": lambda w: reverse("statics_sheet", args=[w["chronicle"].pk]),
+    "this chronicle's join sheet": lambda w: reverse("join_sheet", args=[w["chronicle"].pk]),
 }
+
+
+def _static(world):
+    from challenges.models import PreparedStatic
+
+    return PreparedStatic.objects.create(
+        chronicle=world["chronicle"], name="the vault door", category="mental", difficulty=3
+    )
+
 
 # Expected outcome per URL, for the roles in ROLES' order.
 # player, other_player, narrator, other_narrator, admin, anonymous
@@ -135,6 +151,12 @@ HTTP_TABLE = {
     "join without a token": ("denied",) * 6,
     "join with a forged token": ("denied",) * 6,
     "logout by GET": ("denied",) * 6,
+    # issue 11, statics: the QR link's page says what to do to anyone (sign in
+    # first, no character here, or "Try it"); the narrators' pages are hers.
+    "a prepared static's QR link": ok6,
+    "this chronicle's prepared statics": ("denied", "denied", "ok", "denied", "ok", "login"),
+    "this chronicle's QR sheet": ("denied", "denied", "ok", "denied", "ok", "login"),
+    "this chronicle's join sheet": ("denied", "denied", "ok", "denied", "ok", "login"),
 }
 
 
@@ -188,6 +210,10 @@ def test_the_table_covers_every_named_url():
         "login",
         "join",
         "logout",
+        "static_scan",
+        "prepared_statics",
+        "statics_sheet",
+        "join_sheet",
     }
     assert names == covered
 

@@ -360,6 +360,7 @@ class Command(BaseCommand):
             )
             for character in characters:
                 presence_join(session=session, character=character)
+            ensure_prepared_statics(chronicle)  # issue 11, statics
             self.stdout.write(
                 f"{chronicle} ({chronicle.ruleset}): {len(users)} demo users "
                 f"({new_users} new), {len(characters)} characters ({new_characters} new), "
@@ -465,3 +466,53 @@ def ensure_characters(
             )
         characters.append(character)
     return characters, created_count
+
+
+# --- issue 11, statics: a prepared static per demo chronicle ----------------------
+
+#: (chronicle, object or place, hint, category, difficulty, reveal, may overbid, may retest)
+PREPARED_STATICS = [
+    (
+        CHRONICLE,
+        "the Gaffling",
+        "A small spirit in the old oak. Convince it to help (Social).",
+        "social",
+        4,
+        "The Gaffling agrees to help: it shows you the hidden path to the caern.",
+        False,
+        False,
+    ),
+    (
+        UKM_CHRONICLE,
+        "the Prince's ledger",
+        "A locked ledger on the Prince's desk (Mental).",
+        "mental",
+        5,
+        "The ledger names three Kindred who owe the Prince a boon.",
+        True,
+        True,
+    ),
+]
+"""The demo's prepared statics: seeds/000's Steps-in-Gum and the Gaffling
+(Social, difficulty 4), and a ukm one whose object overbids and retests."""
+
+
+def ensure_prepared_statics(chronicle: Chronicle) -> None:
+    """Create the chronicle's demo prepared statics that are missing (by name);
+    an existing one keeps its edits and its QR token."""
+    from challenges.models import PreparedStatic
+
+    for name, thing, hint, category, difficulty, reveal, overbid, retest in PREPARED_STATICS:
+        if name == chronicle.name:
+            PreparedStatic.objects.get_or_create(
+                chronicle=chronicle,
+                name=thing,
+                defaults={
+                    "hint": hint,
+                    "category": category,
+                    "difficulty": difficulty,
+                    "reveal": reveal,
+                    "may_overbid": overbid,
+                    "may_retest": retest,
+                },
+            )

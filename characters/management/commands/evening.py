@@ -15,7 +15,8 @@ from django.core.management.base import BaseCommand
 from django.urls import reverse
 from sesame.utils import get_query_string
 
-from characters.management.commands.demo import USERS
+from characters.management.commands.demo import CHRONICLE, UKM_CHRONICLE, USERS
+from characters.models import Chronicle
 
 UNSPECIFIED_HOSTS = {"", "0.0.0.0", "::"}
 ASGI_APP = "narrator.asgi:application"
@@ -83,6 +84,14 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Narrator: {base}/"))
         self.stdout.write(f"Narrators' dashboard: {base}{reverse('narrate_index')}")
         self.stdout.write(f"Admin: {base}{reverse('admin:index')}")
+        # issue 11, statics: the printable QR cards (prepared statics, join links).
+        for chronicle in Chronicle.objects.filter(name__in=[CHRONICLE, UKM_CHRONICLE]):
+            cards = reverse("statics_sheet", args=[chronicle.pk])
+            joins = reverse("join_sheet", args=[chronicle.pk])
+            self.stdout.write(
+                f"Print {chronicle}'s QR cards (signed in as a narrator): "
+                f"statics {base}{cards} · join links {base}{joins}"
+            )
         users = get_user_model().objects.filter(username__in=[u.username for u in USERS])
         by_name = {user.username: user for user in users}
         for spec in USERS:
