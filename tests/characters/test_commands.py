@@ -341,6 +341,8 @@ def test_demo_has_an_auto_answering_npc_in_each_chronicle(chronicle, name):
     sheet = character_sheet(npc, None)
     assert all(sheet.held(category) >= 3 for category in Category)
     assert Presence.objects.filter(character=npc, session__ended_at__isnull=True).exists()
+
+
 # --- issue 11, statics ------------------------------------------------------------
 
 
