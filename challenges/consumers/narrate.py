@@ -36,6 +36,10 @@ class NarrateConsumer(BaseConsumer):
         "session.start": "start_session",
         "session.end": "end_session",
         "presence.set": "set_presence",
+        # s11 rulings
+        "challenge.settle": "settle",
+        "challenge.trait": "trait_ruling",
+        "challenge.dismiss_call": "dismiss_call",
     }
 
     async def connect(self) -> None:
@@ -296,6 +300,37 @@ class NarrateConsumer(BaseConsumer):
         services.challenge_force_retest(
             challenge_id=_field(message, "challenge", int),
             reason=reason,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # s11 rulings ----------------------------------------------------------
+    @database_sync_to_async
+    def settle(self, message: dict, msg_id: str) -> None:
+        services.challenge_settle(
+            challenge_id=_field(message, "challenge", int),
+            winner=_field(message, "winner", str, limit=10),
+            reason=_field(message, "reason", str),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def trait_ruling(self, message: dict, msg_id: str) -> None:
+        services.challenge_trait_ruling(
+            challenge_id=_field(message, "challenge", int),
+            character_id=_field(message, "character", int),
+            trait_id=_field(message, "trait", int),
+            give_back=_field(message, "change", str, limit=10) == "give_back",
+            reason=_field(message, "reason", str),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def dismiss_call(self, message: dict, msg_id: str) -> None:
+        services.challenge_dismiss_call(
+            challenge_id=_field(message, "challenge", int),
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -49,7 +49,19 @@ from characters.models import BLOOD_TRAITS_MINUTES, Character, Immunity, Presenc
 logger = logging.getLogger(__name__)
 
 # What a move changes on an existing challenge row (the rest is set at open).
-_MOVED_FIELDS = ("state", "stage", "stage_since", "outcome", "resolved_at", "version")
+# A narrator's ruling sets the call and rulings columns in the same UPDATE.
+_MOVED_FIELDS = (
+    "state",
+    "stage",
+    "stage_since",
+    "outcome",
+    "resolved_at",
+    "version",
+    "called_at",
+    "called_by",
+    "call_reason",
+    "rulings",
+)
 
 
 def _save(
