@@ -4,7 +4,11 @@ winner had won the test and the loser accepted it, under both presets."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from challenges.rules import (
     Outcome,
@@ -17,6 +21,7 @@ from challenges.rules import (
 )
 from challenges.rules import bid as static_bid
 from tests.rules.sheets import CH, DE, LOSE, PHYSICAL, SOCIAL, R, character, opposed, played, traits
+from tests.rules.test_properties import MAX_MOVES, PROPERTY, legal_move, openings
 
 PRESETS = ["met_classic", "ukm"]
 
@@ -129,3 +134,39 @@ def test_settle_refuses_a_challenge_that_is_over(ruleset) -> None:
     state = void(state, reason="dispute", now=5.0).state
     with pytest.raises(RulesError, match="over"):
         settle(state, winner=DE, reason="too late", now=6.0)
+
+
+@PROPERTY
+@given(opening=st.booleans().flatmap(openings), data=st.data(), winner=st.sampled_from([CH, DE]))
+def test_a_settlement_at_any_point_costs_only_what_was_bid(opening, data, winner) -> None:
+    """Legal play stopped at any point and settled for either side: the
+    outcome is the winner's, nobody loses a Trait she did not bid, the
+    winner loses at most what she had forfeited, and only the loser of an
+    attack is wounded."""
+    state, now = opening.state, opening.state.stage_since
+    for _ in range(data.draw(st.integers(0, MAX_MOVES))):
+        if state.stage is Stage.RESOLVED:
+            break
+        now += 1.0
+        state = legal_move(data, state, now).state
+    if state.stage is Stage.RESOLVED:
+        with pytest.raises(RulesError):
+            settle(state, winner=winner, reason="late", now=now + 1)
+        return
+    moved = settle(state, winner=winner, reason="late", now=now + 1)
+    new = moved.state
+    assert new.stage is Stage.RESOLVED
+    assert new.outcome is (Outcome.CHALLENGER_WINS if winner is CH else Outcome.DEFENDER_WINS)
+    for side in (CH, DE):
+        who = state.combatant(side)
+        if who is None:
+            continue
+        mine = Counter(x.trait for x in new.losses if x.character_id == who.character_id)
+        bid = Counter(state.bids_of(side))
+        assert all(bid[name] >= n for name, n in mine.items())
+        if side is winner:
+            assert sum(mine.values()) <= state.of(side, "forfeits")
+            assert who.character_id not in new.wounds
+    loser = state.combatant(winner.other)
+    assert set(new.wounds) <= ({loser.character_id} if loser and state.is_attack else set())
+    assert [e.kind for e in moved.events] == ["settled", "resolved"]
