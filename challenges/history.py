@@ -230,7 +230,9 @@ def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -
         text = f"{side(data.get('side'))} names the Negative Trait {data.get('name')} ({right})"
         return [entry("declaration", text)]
     if kind == "voided":
-        return [entry("ruling", f"Narrator ruling: voided — {reason}")]
+        # Voided without an actor: the session ended with the challenge open.
+        who = "Narrator ruling: voided" if event.actor_id else "Voided"
+        return [entry("ruling", f"{who} — {reason}")]
     if kind == "settled":
         winner = side(data.get("winner"))
         return [entry("ruling", f"Narrator ruling: settled for {winner} — {reason}")]
@@ -258,6 +260,10 @@ def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -
             out.append(entry("loss", f"{names.get(who, '?')} loses {trait}", (who,)))
         for who in data.get("wounds") or []:
             out.append(entry("wound", f"{names.get(who, '?')} loses a health level", (who,)))
+        for immune in data.get("immunity") or []:
+            who, attacker, power = int(immune[0]), int(immune[1]), immune[2]
+            text = f"{names.get(who, '?')} is immune to {names.get(attacker, '?')}'s {power}"
+            out.append(entry("challenge", text, (who, attacker)))
         return out
     if kind in ("time_out", "resume", "session_started", "session_ended", "presence_set"):
         text = {
@@ -320,15 +326,26 @@ def session_history(
 _CSV_FIELDS = ("at", "event", "challenge", "group", "kind", "text", "actor", "characters", "data")
 
 
+def _cell(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run as a formula: text a player
+    or narrator typed (a reason, a Trait name) that starts with = + - @ or a
+    tab gets a leading apostrophe (OWASP "CSV injection")."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def history_csv(history: History) -> str:
     """The history as CSV text: one row per entry, the columns of
-    :data:`_CSV_FIELDS` (characters as "id:name" separated by "; ", data as JSON)."""
+    :data:`_CSV_FIELDS` (characters as "id:name" separated by "; ", data as
+    JSON), each text cell through :func:`_cell`."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(_CSV_FIELDS)
     for entry in history.entries:
         writer.writerow(
-            [
+            _cell(value)
+            for value in [
                 entry.at.isoformat(),
                 entry.event_id,
                 "" if entry.challenge_id is None else entry.challenge_id,

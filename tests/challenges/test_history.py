@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from challenges import services
-from challenges.history import session_history
+from challenges.history import history_csv, session_history
 from challenges.models import Challenge
 from characters.models import Character, Presence
 from tests.factories import make_character, make_user
@@ -273,3 +273,12 @@ def test_a_trait_is_not_taken_beyond_the_copies_left(played):
     take()
     with pytest.raises(services.ActionRefused, match="no copy of Witty left"):
         take()
+
+
+def test_the_csv_never_starts_a_cell_with_a_formula(played):
+    """A name or reason typed as "=HYPERLINK(…)" is kept as text in a spreadsheet."""
+    Character.objects.filter(pk=played["helen"].pk).update(name="=HYPERLINK(1)")
+    text = history_csv(session_history(played["session"]))
+    cells = [cell for row in csv.reader(io.StringIO(text)) for cell in row]
+    assert "'=HYPERLINK(1) challenges Grady (Physical, attack)" in cells
+    assert not any(cell[:1] in "=+-@" for cell in cells if cell)
