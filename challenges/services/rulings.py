@@ -74,6 +74,7 @@ def _rule(challenge: Challenge, text: str, reason: str, user) -> None:
         },
     ]
     challenge.called_at, challenge.called_by, challenge.call_reason = None, "", ""
+    challenge.ruled = True  # _save writes these columns too
 
 
 def _touch(challenge: Challenge, fields: list[str], *, sheet_of: int | None = None) -> Challenge:
