@@ -41,7 +41,8 @@ def test_a_call_for_a_narrator_answered_by_a_ruling(live, screens):  # noqa: F81
     expect(dialog).to_contain_text(f"Rule on #{pk} Helen vs Grady")
     settle = dialog.get_by_role("group", name="Settle it")
     settle.get_by_label("For Helen").check()
-    settle.get_by_role("textbox", name="Reason").fill("Grady's bid came after the throw")
+    reason = "Grady's bid came after the throw"
+    settle.get_by_role("textbox", name="Reason").fill(reason)
     narrator.page.screenshot(path=f"{SHOTS}/tablet-rule.png")
     assert_usable(narrator)
     narrator.tap(settle.get_by_role("button", name="Settle it"))
@@ -56,3 +57,15 @@ def test_a_call_for_a_narrator_answered_by_a_ruling(live, screens):  # noqa: F81
     expect(narrator.page.locator("#called-challenges article")).to_have_count(0)
     grady.page.screenshot(path=f"{SHOTS}/phone-ruling.png", full_page=True)
     assert_usable(grady)
+
+    # The evening's history: the call and the ruling, filtered to rulings (htmx).
+    narrator.tap(narrator.page.get_by_role("link", name="The evening's history"))
+    table = narrator.page.locator("#history-table")
+    expect(table).to_contain_text("Helen challenges Grady (Physical)")
+    narrator.page.get_by_label("Kind").select_option("ruling")
+    expect(table).not_to_contain_text("Helen challenges Grady", timeout=AT_ONCE)
+    expect(table).to_contain_text("Grady calls a narrator — “She threw late”")
+    expect(table).to_contain_text(f"Narrator ruling: settled for Helen — {reason}")
+    assert "kind=ruling" in narrator.page.url
+    narrator.page.screenshot(path=f"{SHOTS}/tablet-history.png", full_page=True)
+    assert_usable(narrator)
