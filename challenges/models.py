@@ -152,6 +152,18 @@ class Challenge(models.Model):
         help_text="The prepared static played (from its QR code), if any.",
     )
     resolved_at = models.DateTimeField(null=True, blank=True)
+    # s11 rulings: a narrator called into the challenge (RULES.md "Disputes"),
+    # and the rulings made on it, newest last (each also an Event).
+    called_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a side called a narrator (cleared by a ruling)."
+    )
+    called_by = models.CharField(max_length=10, choices=_choices(Side), blank=True)
+    call_reason = models.CharField(max_length=200, blank=True)
+    rulings = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Narrator rulings, oldest first: {"text", "reason", "narrator", "at"}.',
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -319,6 +319,42 @@ class ClockInjury(Action):
     injury: Text(120)
 
 
+# --- s11 rulings: "Call a narrator" (phones) and a narrator's rulings (dashboard) ---
+
+
+class ChallengeCallNarrator(Action):
+    """A side calls a narrator into a challenge, with an optional short reason."""
+
+    challenge: Number
+    reason: OptionalText(200)
+
+
+class ChallengeSettle(Action):
+    """A narrator settles a challenge for one side; the reason is required."""
+
+    challenge: Number
+    winner: Literal["challenger", "defender"]
+    reason: Text(300)
+
+
+class ChallengeTraitRuling(Action):
+    """A narrator gives back or takes away one copy of a Trait (by id) of a
+    character of the challenge; the reason is required."""
+
+    challenge: Number
+    character: Number
+    trait: Number
+    change: Literal["give_back", "take_away"]
+    reason: Text(300)
+
+
+class ChallengeDismissCall(Action):
+    challenge: Number
+
+
+# --- end s11 rulings ---
+
+
 SCHEMAS: dict[str, type[Action]] = {
     "challenge.open": ChallengeOpen,
     "challenge.bid": ChallengeBid,
@@ -347,6 +383,11 @@ SCHEMAS: dict[str, type[Action]] = {
     "clock.aggravated": ClockAggravated,
     "clock.injury": ClockInjury,
     "npc.set": NpcSet,
+    # s11 rulings
+    "challenge.call_narrator": ChallengeCallNarrator,
+    "challenge.settle": ChallengeSettle,
+    "challenge.trait": ChallengeTraitRuling,
+    "challenge.dismiss_call": ChallengeDismissCall,
 }
 
 _WORDS = {
@@ -373,13 +414,17 @@ def _plain(error: ValidationError) -> str:
         words = "must be homid, glabro, crinos, hispo or lupus"
     elif kind == "literal_error" and name == "relents":
         words = "must be never, wounded or always"
+    elif kind == "literal_error" and name == "winner":
+        words = "must be challenger or defender"
+    elif kind == "literal_error" and name == "change":
+        words = "must be give_back or take_away"
     elif kind == "literal_error" and name == "kind":
         words = "must be overbid, ability, discipline or willpower"
     elif kind in _WORDS:
         words = _WORDS[kind]
     elif kind == "value_error":  # our validators' own words
         words = str(first.get("ctx", {}).get("error", "is not valid"))
-    elif name in ("challenge", "defender", "character", "difficulty", "count"):
+    elif name in ("challenge", "defender", "character", "difficulty", "count", "trait"):
         words = "must be a number"
     else:
         words = "is not valid"

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from challenges import views
+from challenges.views import history as history_views
 from challenges.views import statics
 
 urlpatterns = [
@@ -31,4 +32,19 @@ urlpatterns = [
         statics.join_sheet,
         name="join_sheet",
     ),
+    # s11 rulings: the "Rule…" dialog and the evening's history
+    path(
+        "narrate/<int:session_id>/challenge/<int:challenge_id>/rule/",
+        history_views.narrate_rule,
+        name="narrate_rule",
+    ),
+    path(
+        "narrate/<int:session_id>/history/", history_views.narrate_history, name="narrate_history"
+    ),
+    path(
+        "narrate/<int:session_id>/history.<str:fmt>",
+        history_views.narrate_history_download,
+        name="narrate_history_download",
+    ),
+    path("play/<int:character_id>/history/", history_views.play_history, name="play_history"),
 ]

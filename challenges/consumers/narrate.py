@@ -42,6 +42,10 @@ class NarrateConsumer(BaseConsumer):
         "clock.aggravated": "clock_aggravated",
         "clock.injury": "clock_injury",
         "npc.set": "set_npc",
+        # s11 rulings
+        "challenge.settle": "settle",
+        "challenge.trait": "trait_ruling",
+        "challenge.dismiss_call": "dismiss_call",
     }
 
     async def connect(self) -> None:
@@ -382,6 +386,37 @@ class NarrateConsumer(BaseConsumer):
             session=self.session,
             character=self._clock_character(message),
             injury=_field(message, "injury", str, limit=120),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # s11 rulings ----------------------------------------------------------
+    @database_sync_to_async
+    def settle(self, message: dict, msg_id: str) -> None:
+        services.challenge_settle(
+            challenge_id=_field(message, "challenge", int),
+            winner=_field(message, "winner", str, limit=10),
+            reason=_field(message, "reason", str),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def trait_ruling(self, message: dict, msg_id: str) -> None:
+        services.challenge_trait_ruling(
+            challenge_id=_field(message, "challenge", int),
+            character_id=_field(message, "character", int),
+            trait_id=_field(message, "trait", int),
+            give_back=_field(message, "change", str, limit=10) == "give_back",
+            reason=_field(message, "reason", str),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def dismiss_call(self, message: dict, msg_id: str) -> None:
+        services.challenge_dismiss_call(
+            challenge_id=_field(message, "challenge", int),
             user=self.scope["user"],
             msg_id=msg_id,
         )

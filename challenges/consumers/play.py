@@ -54,6 +54,7 @@ class PlayConsumer(BaseConsumer):
         "challenge.retest": "retest",
         "challenge.answer": "answer",
         "challenge.accept": "accept_result",
+        "challenge.call_narrator": "call_narrator",  # s11 rulings
     }
 
     async def connect(self) -> None:
@@ -431,6 +432,17 @@ class PlayConsumer(BaseConsumer):
         services.challenge_accept(
             challenge_id=_field(message, "challenge", int),
             character=self.character,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # s11 rulings ----------------------------------------------------------
+    @database_sync_to_async
+    def call_narrator(self, message: dict, msg_id: str) -> None:
+        services.challenge_call_narrator(
+            challenge_id=_field(message, "challenge", int),
+            character=self.character,
+            reason=_field(message, "reason", str, required=False) or "",
             user=self.scope["user"],
             msg_id=msg_id,
         )

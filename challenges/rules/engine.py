@@ -13,7 +13,7 @@ The moves, in the order of a challenge: :func:`open_opposed` (or
 :func:`relent`, :func:`preempt`, :func:`call_negative`, :func:`add_bids`,
 :func:`spend_blood`, :func:`throw`, :func:`declare`, :func:`call_retest`,
 :func:`answer_retest`, :func:`accept`; a narrator's :func:`narrator_retest`
-and :func:`void`. :func:`challenges.rules.judge.legal_moves` lists what a side
+, :func:`void` and :func:`settle`. :func:`challenges.rules.judge.legal_moves` lists what a side
 may do now.
 """
 
@@ -1173,6 +1173,30 @@ def void(state: ChallengeState, *, reason: str, now: float) -> Transition:
     voided = Event("voided", {"reason": str(reason)})
     new, resolved = _resolve(state, Outcome.VOID, now)
     return Transition(new, (voided, resolved))
+
+
+def settle(state: ChallengeState, *, winner: Side, reason: str, now: float) -> Transition:
+    """A narrator settles an unresolved challenge for ``winner`` (a dispute
+    ruled): RESOLVED with ``winner``'s outcome, applied exactly as a test won
+    by ``winner`` and accepted would be (:func:`_resolve`): the loser loses
+    every Trait she has bid so far (one per bid entry; none if she has not
+    bid yet), the winner only the entries she had already forfeited
+    (``met_classic`` overbid); a side whose bid is safe loses nothing
+    (``ukm`` static: only the aggressor loses a Trait); in an attack the
+    loser takes one wound, unless she is a challenger the defender could not
+    harm; a retest awaiting an answer is dropped. In a static challenge or
+    simple test the defender is the narrator's side. Pools already spent stay
+    spent. Events: "settled" {"winner", "reason"}, "resolved". RulesError: it
+    is over, or ``reason`` is blank. RULES.md "Disputes"; seeds/000
+    "Adjudication"."""
+    _require_unresolved(state)
+    winner = Side(winner)
+    text = str(reason).strip()
+    if not text:
+        raise RulesError("Give a reason for the ruling.")
+    settled = Event("settled", {"winner": winner.value, "reason": text})
+    new, resolved = _resolve(state, _outcome_for(winner), now)
+    return Transition(new, (settled, resolved))
 
 
 # --- static challenges -----------------------------------------------------------

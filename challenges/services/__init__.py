@@ -15,7 +15,8 @@ declare), :mod:`~challenges.services.retests` (between bids and result: relent,
 Negative Traits, added bids, Blood, Rage, retests and answers, accept),
 :mod:`~challenges.services.static` (a narrator's static challenge
 and simple test; a prepared static opened from its QR code),
-:mod:`~challenges.services.rulings` (void, forced retest, Time out, Resume),
+:mod:`~challenges.services.rulings` (void, settle, forced retest, a Trait
+given back or taken, a call for a narrator, Time out, Resume),
 :mod:`~challenges.services.session` (start, end, who is here) and
 :mod:`~challenges.services.traits` (Traits at risk, for sheet edits). The
 machinery they share is private: ``_core`` (errors, message ids, locks,
@@ -54,7 +55,12 @@ from challenges.services.retests import (
     challenge_retest,
 )
 from challenges.services.rulings import (
+    CALL_WINDOW_SECONDS,
+    challenge_call_narrator,
+    challenge_dismiss_call,
     challenge_force_retest,
+    challenge_settle,
+    challenge_trait_ruling,
     challenge_void,
     session_resume,
     session_time_out,
@@ -70,6 +76,7 @@ from challenges.services.traits import trait_edit_refusal, trait_open_bids
 
 __all__ = [
     "clocks",
+    "CALL_WINDOW_SECONDS",
     "MAX_BIDS",
     "MAX_STAKES",
     "READS_ALL",
@@ -86,14 +93,18 @@ __all__ = [
     "challenge_answer",
     "challenge_bid",
     "challenge_blood",
+    "challenge_call_narrator",
     "challenge_declare",
+    "challenge_dismiss_call",
     "challenge_force_retest",
     "challenge_negative",
     "challenge_open",
     "challenge_preempt",
     "challenge_relent",
     "challenge_retest",
+    "challenge_settle",
     "challenge_throw",
+    "challenge_trait_ruling",
     "challenge_void",
     "combatant",
     "combatants",

@@ -52,6 +52,9 @@ logger = logging.getLogger(__name__)
 
 # What a move changes on an existing challenge row (the rest is set at open).
 _MOVED_FIELDS = ("state", "stage", "stage_since", "outcome", "resolved_at", "version")
+# A narrator's ruling (``challenge.ruled``, set by services.rulings) also saves
+# the call and rulings columns, in the same UPDATE.
+_RULED_FIELDS = (*_MOVED_FIELDS, "called_at", "called_by", "call_reason", "rulings")
 
 
 def _save(
@@ -81,7 +84,8 @@ def _save(
         # The row is held FOR UPDATE since it was read (one writer at a time on
         # SQLite), so the version read with it is current.
         challenge.version += 1
-        challenge.save(update_fields=_MOVED_FIELDS)
+        ruled = getattr(challenge, "ruled", False)
+        challenge.save(update_fields=_RULED_FIELDS if ruled else _MOVED_FIELDS)
 
     old_tests = before.tests if before else ()
     for number, record in enumerate(state.tests, start=1):

@@ -68,8 +68,12 @@ def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow
 
 def dashboard_place(row: ChallengeView) -> tuple[int, float, int]:
     """Where ``row`` goes on a dashboard: rows sort by this key, ascending.
-    Open challenges first, the longest waiting (oldest ``stage_since``, epoch
-    seconds) on top; then results, the newest first. Ties: the newer id first."""
+    Challenges a side called a narrator to first, the oldest call on top
+    (open or resolved); then open challenges, the longest waiting (oldest
+    ``stage_since``, epoch seconds) on top; then results, the newest first.
+    Ties: the newer id first."""
+    if row.called:
+        return (-1, row.called_at, -row.pk)
     if row.is_resolved:
         return (1, -row.stage_since, -row.pk)
     return (0, row.stage_since, -row.pk)
@@ -85,7 +89,8 @@ def dashboard_move(
     itself if it was on it), then the htmx out-of-band swap that inserts it,
     before the first row of its section that sorts after it
     (``"beforebegin:#challenge-ID"``) or at the end of its section
-    (``"beforeend:#open-challenges"``, ``"beforeend:#recent-results"``);
+    (``"beforeend:#called-challenges"``, ``"beforeend:#open-challenges"``,
+    ``"beforeend:#recent-results"``);
     ``""`` when it does not fit."""
     limit = DASHBOARD_LIMIT if limit is None else limit
     remove = [challenge_id] if places.pop(challenge_id, None) is not None else []
@@ -100,7 +105,11 @@ def dashboard_move(
     after = [(p, pk) for pk, p in places.items() if p[0] == place[0] and p > place]
     if after:
         return remove, f"beforebegin:#challenge-{min(after)[1]}"
-    return remove, "beforeend:#recent-results" if place[0] else "beforeend:#open-challenges"
+    return remove, f"beforeend:#{_SECTIONS[place[0]]}"
+
+
+#: The dashboard's sections by the first item of :func:`dashboard_place`.
+_SECTIONS = {-1: "called-challenges", 0: "open-challenges", 1: "recent-results"}
 
 
 def dashboard_challenges(session: GameSession) -> QuerySet[Challenge]:
@@ -149,8 +158,9 @@ def dashboard_context(session: GameSession) -> dict:
         "session": session,
         "challenges": challenges,
         "rows": rows,
-        "open_rows": [r for r in rows if not r.is_resolved],
-        "result_rows": [r for r in rows if r.is_resolved],
+        "called_rows": [r for r in rows if r.called],
+        "open_rows": [r for r in rows if not r.is_resolved and not r.called],
+        "result_rows": [r for r in rows if r.is_resolved and not r.called],
         "fold_after": RESULT_COLLAPSE_SECONDS,
         "roster": _roster(session, list(present.order_by("name"))),
         "categories": list(Category),

@@ -3,7 +3,8 @@
 // minutes after they resolve, the roster's search box (the roster is filtered
 // here: 100 rows need no server search), the character panel (close, kept
 // current while open), and the Void and "Force a retest" dialogs (a reason, then
-// a confirming button).
+// a confirming button); s11: the "Rule…" dialog, and a beep and a vibration
+// for each new call for a narrator.
 // The server places every row (challenges.views.dashboard_place); nothing here
 // reorders them.
 (function () {
@@ -144,10 +145,77 @@
     });
   });
 
+  // --- s11 rulings ------------------------------------------------------------
+  // "Rule…" on a row loads the challenge's rulings into #rule-body (htmx) and
+  // opens the dialog; it closes when the server acknowledges a ruling sent
+  // from it (an error stays in #notice, the dialog open).
+  var ruleDialog = $("rule-dialog");
+  var ruleSent = null;
+  document.addEventListener("htmx:afterSwap", function (evt) {
+    if (ruleDialog && evt.detail.target && evt.detail.target.id === "rule-body" && !ruleDialog.open) {
+      ruleDialog.showModal();
+    }
+  });
+  document.addEventListener("htmx:wsConfigSend", function (evt) {
+    var form = evt.detail.elt;
+    if (ruleDialog && form && form.closest && form.closest("#rule-dialog")) ruleSent = evt.detail.parameters.id;
+  });
+  document.addEventListener("htmx:wsBeforeMessage", function (evt) {
+    var message = evt.detail.message;
+    if (!ruleSent || typeof message !== "string" || message.charAt(0) !== "{") return;
+    var data;
+    try { data = JSON.parse(message); } catch (e) { return; }
+    if (data.id !== ruleSent) return;
+    ruleSent = null;
+    if (data.type === "ack" && ruleDialog.open) ruleDialog.close();
+    if (data.type === "error") {
+      ruleDialog.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+    }
+  });
+
+  // A call for a narrator: its row sits on top (the server places it); the
+  // tablet beeps (Web Audio) and vibrates once per new call. Browsers let a
+  // page play sound only after a tap, so the first tap anywhere unlocks it.
+  var audio = null;
+  function unlockAudio() {
+    var Ctx = window.AudioContext || window.webkitAudioContext;
+    if (!audio && Ctx) { try { audio = new Ctx(); } catch (e) { audio = null; } }
+    if (audio && audio.state === "suspended") audio.resume();
+  }
+  document.addEventListener("pointerdown", unlockAudio, { passive: true });
+  function beep() {
+    if (audio) {
+      try {
+        var osc = audio.createOscillator();
+        var gain = audio.createGain();
+        osc.frequency.value = 880;
+        gain.gain.setValueAtTime(0.2, audio.currentTime);
+        gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.4);
+        osc.connect(gain);
+        gain.connect(audio.destination);
+        osc.start();
+        osc.stop(audio.currentTime + 0.4);
+      } catch (e) { /* no sound: the row is still on top */ }
+    }
+    if (navigator.vibrate) { try { navigator.vibrate([200, 100, 200]); } catch (e) { /* ignore */ } }
+    document.body.dataset.calls = String(parseInt(document.body.dataset.calls || "0", 10) + 1);
+  }
+  var callsSeen = {};
+  function checkCalls(alert) {
+    document.querySelectorAll("article[data-called-at]").forEach(function (row) {
+      var key = row.id + "@" + row.dataset.calledAt;
+      if (callsSeen[key]) return;
+      callsSeen[key] = true;
+      if (alert) beep();
+    });
+  }
+  checkCalls(false); // calls already on the page when it loads: no beep
+
   document.addEventListener("htmx:wsAfterMessage", function (evt) {
     filterRoster(); // rows arrived or were redrawn
     fold();
     refreshPanel(evt.detail.message);
+    checkCalls(true);
   });
 })();
 

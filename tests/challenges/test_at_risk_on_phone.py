@@ -61,7 +61,7 @@ async def test_her_phone_marks_copies_at_risk_and_offers_only_free_ones(game):
 
     # A narrator voids the first: one copy is free again.
     await database_sync_to_async(services.challenge_void)(
-        challenge_id=first, user=game["narrator"], msg_id=uuid.uuid4().hex
+        challenge_id=first, reason="ruled", user=game["narrator"], msg_id=uuid.uuid4().hex
     )
     await helen.settle()
     assert _sheet_line(helen, "Ferocious") == f"Ferocious ×2 (at risk in #{second})"

@@ -126,7 +126,8 @@ def row(state: ChallengeState) -> str:
 
 def actions(html: str) -> set[str]:
     """The frames a card's forms would send."""
-    return set(re.findall(r'name="action" value="([\w.]+)"', html))
+    # s11: "Call a narrator" is on every card of hers (not a move of the rules).
+    return set(re.findall(r'name="action" value="([\w.]+)"', html)) - {"challenge.call_narrator"}
 
 
 def text(html: str) -> str:

@@ -121,7 +121,9 @@ def test_a_renamed_trait_keeps_its_copies_at_risk_and_new_challenges_use_its_new
         opposed_challenge(session, helen, grady, bid="Ferocious")
     later = opposed_challenge(session, helen, grady, bid="Quick")
     _rename(game, "helen", "Quick", "Swift")
-    services.challenge_void(challenge_id=later.pk, user=game["narrator"], msg_id=_id())
+    services.challenge_void(
+        challenge_id=later.pk, reason="ruled", user=game["narrator"], msg_id=_id()
+    )
     fresh = opposed_challenge(session, helen, grady, bid="Swift")
     assert fresh.state["challenger_bids"] == ["Swift"]
 
@@ -149,7 +151,9 @@ def test_deleting_a_trait_at_risk_is_refused_naming_the_challenge(game, bid_in):
     with pytest.raises(ProtectedError), transaction.atomic():
         game["helen" if bid_in == "challenger" else "grady"].delete()
     assert Trait.objects.filter(pk=trait.pk).exists()
-    services.challenge_void(challenge_id=challenge.pk, user=game["narrator"], msg_id=_id())
+    services.challenge_void(
+        challenge_id=challenge.pk, reason="ruled", user=game["narrator"], msg_id=_id()
+    )
     trait.delete()
     assert not Trait.objects.filter(pk=trait.pk).exists()
 

@@ -26,6 +26,7 @@ MOVES = [
     "accept",
     "narrator_retest",
     "void",
+    "settle",
     "open_static",
     "bid",
     "open_simple",

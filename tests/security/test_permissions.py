@@ -32,6 +32,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from challenges import services
 from challenges.models import Challenge
@@ -84,6 +85,19 @@ URLS = {
     "Helen's sheet in the panel (htmx)": lambda w: reverse(
         "narrate_character", args=[w["session"].pk, w["helen"].pk]
     ),
+    # s11 rulings: the "Rule…" dialog and the evening's history
+    "rule on Helen's challenge (htmx)": lambda w: reverse(
+        "narrate_rule", args=[w["session"].pk, _helen_challenge(w).pk]
+    ),
+    "this session's history": lambda w: reverse("narrate_history", args=[w["session"].pk]),
+    "this session's history (htmx)": lambda w: reverse("narrate_history", args=[w["session"].pk]),
+    "this session's history as CSV": lambda w: reverse(
+        "narrate_history_download", args=[w["session"].pk, "csv"]
+    ),
+    "this session's history as JSON": lambda w: reverse(
+        "narrate_history_download", args=[w["session"].pk, "json"]
+    ),
+    "Helen's history": lambda w: reverse("play_history", args=[w["helen"].pk]),
     "admin index": lambda w: reverse("admin:index"),
     "admin chronicles": lambda w: reverse("admin:characters_chronicle_changelist"),
     "admin characters": lambda w: reverse("admin:characters_character_changelist"),
@@ -136,6 +150,17 @@ HTTP_TABLE = {
     "narrate this session": ("denied", "denied", "ok", "denied", "ok", "login"),
     "Helen's sheet on this dashboard": ("denied", "denied", "ok", "denied", "ok", "login"),
     "Helen's sheet in the panel (htmx)": ("denied", "denied", "ok", "denied", "ok", "login"),
+    **{
+        name: ("denied", "denied", "ok", "denied", "ok", "login")
+        for name in (
+            "rule on Helen's challenge (htmx)",
+            "this session's history",
+            "this session's history (htmx)",
+            "this session's history as CSV",
+            "this session's history as JSON",
+        )
+    },
+    "Helen's history": ("ok", "denied", "denied", "denied", "denied", "login"),
     "admin index": ("login", "login", "ok", "ok", "ok", "login"),
     "admin chronicles": ("login", "login", "ok", "ok", "ok", "login"),
     "admin characters": ("login", "login", "ok", "ok", "ok", "login"),
@@ -206,6 +231,10 @@ def test_the_table_covers_every_named_url():
         "narrate_index",
         "narrate",
         "narrate_character",
+        "narrate_rule",
+        "narrate_history",
+        "narrate_history_download",
+        "play_history",
         "healthz",
         "login",
         "join",
@@ -242,6 +271,17 @@ def _prepare(world, action: str) -> tuple[dict, object]:
     if action == "challenge.void":
         c = challenge_at(world, challenger=helen, defender=grady, stage="throws")
         return {"challenge": str(c.pk), "reason": "a dispute"}, c
+    if action in ("challenge.call_narrator", "challenge.settle", "challenge.dismiss_call"):
+        c = challenge_at(world, challenger=helen, defender=grady, stage="throws")
+        if action == "challenge.dismiss_call":
+            Challenge.objects.filter(pk=c.pk).update(called_at=timezone.now(), called_by="defender")
+        extra = {"winner": "challenger", "reason": "a dispute"} if "settle" in action else {}
+        return {"challenge": str(c.pk), **extra}, c
+    if action == "challenge.trait":
+        c = challenge_at(world, challenger=helen, defender=grady, stage="throws")
+        quick = helen.traits.get(name="Quick")
+        fields = {"character": str(helen.pk), "trait": str(quick.pk), "change": "take_away"}
+        return {"challenge": str(c.pk), **fields, "reason": "a dispute"}, c
     if action == "session.resume":
         services.session_time_out(
             session=world["session"], user=world["narrator"], msg_id=uuid.uuid4().hex
@@ -283,6 +323,7 @@ PLAY_ACTIONS = [
     "challenge.relent",
     "challenge.throw",
     "challenge.declare",
+    "challenge.call_narrator",  # s11 rulings
 ]
 NARRATE_ACTIONS = [
     "session.time_out",
@@ -293,6 +334,10 @@ NARRATE_ACTIONS = [
     "session.start",
     "session.end",
     "presence.set",
+    # s11 rulings
+    "challenge.settle",
+    "challenge.trait",
+    "challenge.dismiss_call",
 ]
 # player, other_player, narrator, other_narrator, admin, anonymous
 WS_TABLE = {
