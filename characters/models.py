@@ -445,6 +445,8 @@ class Presence(models.Model):
         "Garou form",
         max_length=10,
         blank=True,
+        default="",
+        db_default="",  # rows written in plain SQL (a bulk import) have no form
         choices=[(f, f.title()) for f in ("homid", "glabro", "crinos", "hispo", "lupus")],
     )
     aggravated = models.PositiveSmallIntegerField(

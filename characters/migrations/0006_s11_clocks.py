@@ -94,6 +94,8 @@ class Migration(migrations.Migration):
             name="form",
             field=models.CharField(
                 blank=True,
+                db_default="",
+                default="",
                 choices=[
                     ("homid", "Homid"),
                     ("glabro", "Glabro"),
