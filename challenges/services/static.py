@@ -25,6 +25,7 @@ from challenges.services._core import (
 )
 from challenges.services._reads import combatant
 from challenges.services._writes import _save
+from challenges.services.npcs import npc_answer_due
 from characters.models import Character, GameSession
 from characters.services import presence_join
 
@@ -68,7 +69,8 @@ def _open_row(
         stakes=transition.state.stakes,
         **fields,
     )
-    return _save(challenge, None, transition, actor=user)
+    # An auto-answering NPC plays its side at once (issue 11 section 4).
+    return npc_answer_due(_save(challenge, None, transition, actor=user))
 
 
 def static_open(

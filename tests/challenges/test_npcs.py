@@ -457,3 +457,30 @@ def test_ukm_equal_counts_the_npc_keeps_its_standing_count_and_accepts(monkeypat
         Event.objects.filter(challenge=challenge, actor=None).values_list("kind", flat=True)
     )
     assert "retest_called" not in kinds and "accepted" in kinds
+
+
+@pytest.mark.parametrize("opens", ["static", "simple"])
+def test_a_static_challenge_or_simple_test_set_for_an_auto_npc_plays_itself(monkeypatch, opens):
+    """Issue 11 section 4: "Statics … can include them". A narrator sets a
+    static challenge (Physical, difficulty 1) or a simple test for the spider:
+    it bids its best Physical Trait (Tireless, 3 copies) and throws at once, so
+    the challenge is resolved by the narrator's one move."""
+    world = _world()
+    monkeypatch.setattr("challenges.services.npcs.draw_throw", lambda options: "rock")
+    common = {
+        "session": world["session"],
+        "character": world["spider"],
+        "narrator_throw": "scissors",
+        "user": world["narrator"],
+        "msg_id": _id(),
+    }
+    if opens == "static":
+        challenge = services.static_open(category="physical", difficulty=1, **common)
+    else:
+        challenge = services.simple_test_open(**common)
+    challenge.refresh_from_db()
+    assert challenge.stage == Stage.RESOLVED
+    assert challenge.outcome == Outcome.CHALLENGER_WINS
+    assert challenge.state["tests"][0]["challenger_throw"] == "rock"
+    if opens == "static":
+        assert challenge.state["challenger_bids"] == ["Tireless"]
