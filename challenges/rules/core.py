@@ -633,7 +633,9 @@ class ChallengeState:
     side called, ``(side, RetestKind)``, granted or not; ``spent``: pools spent,
     ``(character_id, Pool, amount)``; ``granted``: immunities won,
     ``(character_id, Immunity)``; ``narrator_initiated`` and ``difficult``:
-    a simple test's tie rule (``ukm``).
+    a simple test's tie rule (``ukm``). ``mob_attackers``: in the test of a
+    mob scene's target (``challenges.rules.mob``), how many attackers the
+    challenger leads (0: not a mob's test).
 
     The state holds both throws and both Trait pools: it is the server's
     record, never to be sent to a player as is.
@@ -679,6 +681,7 @@ class ChallengeState:
     granted: tuple[tuple[int, Immunity], ...] = ()
     narrator_initiated: bool = False
     difficult: bool = False
+    mob_attackers: int = 0
 
     def of(self, side: Side, name: str) -> Any:
         """The per-side field ``name`` of ``side``: ``of(DEFENDER, "owed")`` is
@@ -810,6 +813,7 @@ class ChallengeState:
             "granted": [[c, i.attacker_id, i.power, i.until] for c, i in self.granted],
             "narrator_initiated": self.narrator_initiated,
             "difficult": self.difficult,
+            "mob_attackers": self.mob_attackers,
         }
 
     @classmethod
@@ -873,4 +877,5 @@ class ChallengeState:
             ),
             narrator_initiated=bool(d.get("narrator_initiated", False)),
             difficult=bool(d.get("difficult", False)),
+            mob_attackers=int(d.get("mob_attackers", 0)),
         )
