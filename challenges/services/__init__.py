@@ -14,7 +14,8 @@ One module per flow, each a set of ``<entity>_<action>`` functions:
 declare), :mod:`~challenges.services.retests` (between bids and result: relent,
 Negative Traits, added bids, Blood, Rage, retests and answers, accept),
 :mod:`~challenges.services.static` (a narrator's static challenge
-and simple test), :mod:`~challenges.services.rulings` (void, forced
+and simple test), :mod:`~challenges.services.mob` (mob scenes),
+:mod:`~challenges.services.rulings` (void, forced
 retest, Time out, Resume), :mod:`~challenges.services.session` (start, end, who is here) and
 :mod:`~challenges.services.traits` (Traits at risk, for sheet edits). The
 machinery they share is private: ``_core`` (errors, message ids, locks,
@@ -33,6 +34,15 @@ from challenges.services._reads import (
     combatant,
     combatants,
     open_bids,
+)
+from challenges.services.mob import (
+    mob_bid,
+    mob_choose,
+    mob_close_choosing,
+    mob_hurt,
+    mob_open,
+    mob_pick_leader,
+    mob_void,
 )
 from challenges.services.opposed import (
     challenge_bid,
@@ -93,6 +103,13 @@ __all__ = [
     "challenge_void",
     "combatant",
     "combatants",
+    "mob_bid",
+    "mob_choose",
+    "mob_close_choosing",
+    "mob_hurt",
+    "mob_open",
+    "mob_pick_leader",
+    "mob_void",
     "open_bids",
     "presence_set",
     "session_end",

@@ -121,6 +121,11 @@ def _save(
         for character_id in state.wounds:
             _wound(challenge.session_id, character_id)
         pooled |= _save_blood(challenge.session_id, state)
+        if state.mob_attackers:
+            # A mob scene's test: its target is settled, the next one starts.
+            from challenges.services.mob import _test_resolved
+
+            _test_resolved(challenge, state, actor)
 
     groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
     # The version lets every dashboard of a worker share one rendering of the

@@ -1,0 +1,177 @@
+"""Mob scenes through challenges.services: the narrator opens one, players
+choose, lead and bid, the leader's test is a Challenge played with the usual
+moves, and the outcome is recorded (TraitLoss, Presence health, Events).
+seeds/000 "The Mob Scene"; seeds/004 "Mob Scenes"."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from challenges import services
+from challenges.models import Challenge, Event, MobScene, TraitLoss
+from challenges.rules import MobStage, RulesError
+from characters.models import Presence
+from tests.factories import make_character, make_user, narrated_chronicle
+
+
+def mid() -> str:
+    return uuid.uuid4().hex
+
+
+def by(t: dict, who: str, move, **fields):
+    """``move`` (a service) made by ``who``'s player for her character."""
+    return move(character=t[who], user=t[who].player, msg_id=mid(), **fields)
+
+
+def mob_table(ruleset: str = "met_classic") -> dict:
+    """Ann, Bob, Cid (attackers) and Dee (defender), each with 4 Physical
+    Traits ``<Name>1``…``<Name>4``, played by users ann, bob, cid, dee."""
+    table = narrated_chronicle()
+    table["chronicle"].ruleset = ruleset
+    table["chronicle"].save()
+    for name in ("Ann", "Bob", "Cid", "Dee"):
+        table[name.lower()] = make_character(
+            table["chronicle"],
+            name,
+            make_user(name.lower()),
+            traits=[(f"{name}{i}", "physical", 1) for i in range(1, 5)],
+        )
+    return table
+
+
+def opened(t: dict) -> MobScene:
+    return services.mob_open(
+        session=t["session"],
+        characters=[t["ann"], t["bob"], t["cid"], t["dee"]],
+        category="physical",
+        user=t["narrator"],
+        msg_id=mid(),
+    )
+
+
+def three_on_dee(t: dict) -> Challenge:
+    """Everyone points (Dee at nobody), Bob leads, all bid: the test's Challenge."""
+    mob = opened(t)
+    for name in ("ann", "bob", "cid"):
+        by(t, name, services.mob_choose, mob_id=mob.pk, target=t["dee"].pk)
+    by(t, "dee", services.mob_choose, mob_id=mob.pk, target=None)
+    by(t, "ann", services.mob_pick_leader, mob_id=mob.pk, leader=t["bob"].pk)
+    for name in ("ann", "bob", "cid"):
+        by(t, name, services.mob_bid, mob_id=mob.pk, bids=[f"{name.title()}1"])
+    by(t, "dee", services.mob_bid, mob_id=mob.pk, bids=["Dee1", "Dee2", "Dee3"])
+    mob = MobScene.objects.get(pk=mob.pk)
+    assert mob.stage == MobStage.TEST and mob.challenge is not None
+    return mob.challenge
+
+
+def throws(t: dict, challenge: Challenge, bob: str, dee: str) -> None:
+    by(t, "bob", services.challenge_throw, challenge_id=challenge.pk, throw=bob)
+    by(t, "dee", services.challenge_throw, challenge_id=challenge.pk, throw=dee)
+
+
+def health(t: dict, name: str) -> int:
+    return Presence.objects.get(session=t["session"], character=t[name]).health
+
+
+def lost(t: dict) -> list[tuple[str, str]]:
+    return sorted(TraitLoss.objects.values_list("character__name", "trait__name"))
+
+
+@pytest.mark.django_db
+def test_attackers_win_the_defender_loses_her_three_bids_and_one_health_level() -> None:
+    t = mob_table()
+    challenge = three_on_dee(t)
+    assert (challenge.challenger_id, challenge.defender_id) == (t["bob"].pk, t["dee"].pk)
+    throws(t, challenge, "rock", "scissors")
+    assert lost(t) == [("Dee", "Dee1"), ("Dee", "Dee2"), ("Dee", "Dee3")]
+    assert health(t, "dee") == 1 and health(t, "bob") == 0
+    mob = MobScene.objects.get()
+    assert mob.stage == MobStage.SETTLED and mob.settled_at is not None
+    kinds = list(Event.objects.filter(kind__startswith="mob_").values_list("kind", flat=True))
+    assert kinds[-2:] == ["mob_result", "mob_settled"]
+
+
+@pytest.mark.django_db
+def test_defender_wins_each_attacker_loses_his_bid_and_she_hurts_one() -> None:
+    t = mob_table()
+    challenge = three_on_dee(t)
+    throws(t, challenge, "scissors", "rock")
+    assert lost(t) == [("Ann", "Ann1"), ("Bob", "Bob1"), ("Cid", "Cid1")]
+    mob = MobScene.objects.get()
+    assert mob.stage == MobStage.HURT
+    with pytest.raises(services.ActionRefused):
+        by(t, "ann", services.mob_hurt, mob_id=mob.pk, attacker=t["ann"].pk)
+    by(t, "dee", services.mob_hurt, mob_id=mob.pk, attacker=t["cid"].pk)
+    assert health(t, "cid") == 1 and health(t, "dee") == 0
+    assert MobScene.objects.get().stage == MobStage.SETTLED
+
+
+@pytest.mark.django_db
+def test_time_out_freezes_the_scene_and_its_test() -> None:
+    t = mob_table()
+    mob = opened(t)
+    services.session_time_out(session=t["session"], user=t["narrator"], msg_id=mid())
+    with pytest.raises(services.ActionRefused, match="Time out"):
+        by(t, "ann", services.mob_choose, mob_id=mob.pk, target=t["dee"].pk)
+    with pytest.raises(services.ActionRefused, match="Time out"):
+        services.mob_close_choosing(mob_id=mob.pk, user=t["narrator"], msg_id=mid())
+    services.session_resume(session=t["session"], user=t["narrator"], msg_id=mid())
+    by(t, "ann", services.mob_choose, mob_id=mob.pk, target=t["dee"].pk)
+    assert MobScene.objects.get().state["choices"] == [[t["ann"].pk, t["dee"].pk]]
+
+
+@pytest.mark.django_db
+def test_only_narrators_open_and_close_and_players_act_for_their_own() -> None:
+    t = mob_table()
+    with pytest.raises(services.ActionRefused):
+        services.mob_open(
+            session=t["session"],
+            characters=[t["ann"], t["bob"], t["dee"]],
+            category="physical",
+            user=t["ann"].player,
+            msg_id=mid(),
+        )
+    mob = opened(t)
+    with pytest.raises(services.ActionRefused):
+        services.mob_close_choosing(mob_id=mob.pk, user=t["ann"].player, msg_id=mid())
+    with pytest.raises(services.ActionRefused):
+        services.mob_choose(
+            mob_id=mob.pk,
+            character=t["bob"],
+            target=t["dee"].pk,
+            user=t["ann"].player,
+            msg_id=mid(),
+        )
+    with pytest.raises(RulesError):
+        by(t, "ann", services.mob_choose, mob_id=mob.pk, target=t["ann"].pk)
+    assert MobScene.objects.get().state["choices"] == []
+
+
+@pytest.mark.django_db
+def test_ukm_defender_bids_one_and_is_two_down_in_the_tie() -> None:
+    t = mob_table("ukm")
+    mob = opened(t)
+    for name in ("ann", "bob", "cid"):
+        by(t, name, services.mob_choose, mob_id=mob.pk, target=t["dee"].pk)
+    services.mob_close_choosing(mob_id=mob.pk, user=t["narrator"], msg_id=mid())
+    by(t, "cid", services.mob_pick_leader, mob_id=mob.pk, leader=t["ann"].pk)
+    for name in ("ann", "bob", "cid"):
+        by(
+            t,
+            name,
+            services.mob_bid,
+            mob_id=mob.pk,
+            bids=[f"{name.title()}1"],
+            effect="claws",
+            damage=2 if name == "cid" else 1,
+        )
+    by(t, "dee", services.mob_bid, mob_id=mob.pk, bids=["Dee1"])
+    challenge = MobScene.objects.get().challenge
+    for who, throw in (("ann", "rock"), ("dee", "rock")):
+        by(t, who, services.challenge_throw, challenge_id=challenge.pk, throw=throw)
+    for who in ("ann", "dee"):
+        by(t, who, services.challenge_declare, challenge_id=challenge.pk, count=4)
+    assert lost(t) == [("Dee", "Dee1")]
+    assert health(t, "dee") == 2  # the most damaging single effect: two levels
