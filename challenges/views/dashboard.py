@@ -16,6 +16,7 @@ from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
 from challenges.models import Challenge, Event, TraitLoss
 from challenges.rows import committed_rows
 from challenges.rules import Category, Outcome, RulesError, Stage, get_ruleset
+from challenges.views.mob import mob_views
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, character_sheets
@@ -144,6 +145,7 @@ def dashboard_context(session: GameSession) -> dict:
         "roster": _roster(session, list(present.order_by("name"))),
         "categories": list(Category),
         "difficult_tests": difficult_tests(session),
+        "mobs": mob_views(session, None),  # issue 11: mob scenes
     }
 
 
@@ -238,4 +240,5 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
             session=session, character=character, status__in=ON_ROSTER
         ).exists(),
         "difficult_tests": difficult_tests(session),
+        "mobs": mob_views(session, None),  # issue 11: mob scenes
     }

@@ -14,6 +14,7 @@ from challenges.models import Challenge
 from challenges.rows import committed_rows
 from challenges.rules import Category, Combatant, RulesError, Stage, bids_required, get_ruleset
 from challenges.rules.judge import stamina_only
+from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet
@@ -48,6 +49,7 @@ def play_context(
         **start_options(sheet),
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
+        "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
     }
 
 
