@@ -177,24 +177,8 @@ def test_ukm_defender_bids_one_and_is_two_down_in_the_tie() -> None:
     assert health(t, "dee") == 2  # the most damaging single effect: two levels
 
 
-@pytest.mark.django_db
-def test_a_trait_bid_in_a_mob_is_at_risk_until_its_target_is_settled() -> None:
-    t = mob_table()
-    challenge = three_on_dee(t)  # Ann (not the leader) bid her only Ann1
-    with pytest.raises(RulesError, match="already at risk"):
-        services.challenge_open(
-            session=t["session"],
-            challenger=t["ann"],
-            defender=t["cid"],
-            category="physical",
-            bids=["Ann1"],
-            user=t["ann"].player,
-            msg_id=mid(),
-        )
-    assert [b.name for b in services.open_bids(t["session"].pk, [t["ann"].pk])] == ["Ann1"]
-    throws(t, challenge, "rock", "scissors")  # the attackers win: her bid is safe
-    assert services.open_bids(t["session"].pk, [t["ann"].pk]) == []
-    opened = services.challenge_open(
+def ann_challenges_cid(t: dict) -> Challenge:
+    return services.challenge_open(
         session=t["session"],
         challenger=t["ann"],
         defender=t["cid"],
@@ -203,4 +187,15 @@ def test_a_trait_bid_in_a_mob_is_at_risk_until_its_target_is_settled() -> None:
         user=t["ann"].player,
         msg_id=mid(),
     )
-    assert opened.pk
+
+
+@pytest.mark.django_db
+def test_a_trait_bid_in_a_mob_is_at_risk_until_its_target_is_settled() -> None:
+    t = mob_table()
+    challenge = three_on_dee(t)  # Ann (not the leader) bid her only Ann1
+    with pytest.raises(RulesError, match="already at risk"):
+        ann_challenges_cid(t)
+    assert [b.name for b in services.open_bids(t["session"].pk, [t["ann"].pk])] == ["Ann1"]
+    throws(t, challenge, "rock", "scissors")  # the attackers win: her bid is safe
+    assert services.open_bids(t["session"].pk, [t["ann"].pk]) == []
+    assert ann_challenges_cid(t).pk
