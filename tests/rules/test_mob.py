@@ -318,3 +318,32 @@ def test_every_target_settled_once_and_no_trait_lost_unbid(data, n: int, ruleset
     assert all(t.outcome is not None for t in s.targets)
     lost = Counter((x.character_id, x.trait) for t in s.targets for x in t.losses)
     assert not lost - bid
+
+
+MOB_MOVES = [
+    "open_mob",
+    "choose_target",
+    "close_choosing",
+    "pick_leader",
+    "mob_bid",
+    "play_test",
+    "hurt",
+    "void_mob",
+]
+
+
+@pytest.mark.parametrize("move", MOB_MOVES)
+def test_docs_list_each_mob_move_with_its_arguments(move: str) -> None:
+    import inspect
+    from pathlib import Path
+
+    from challenges.rules import mob
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+    section = docs.read_text().split("## Mob scenes", 1)[1]
+    row = next(line for line in section.splitlines() if line.startswith(f"| `{move}("))
+    documented = row.split("(", 1)[1].split(")", 1)[0].replace(" ", "").split(",")
+    params = inspect.signature(getattr(mob, move)).parameters
+    assert sorted(d for d in documented if d) == sorted(
+        p for p in params if p not in ("scene", "now")
+    )
