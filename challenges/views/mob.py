@@ -75,7 +75,10 @@ class MobView:
     is_defender: bool = False
     can_hurt: bool = False
     hurt_options: list[tuple[int, str]] = field(default_factory=list)
-    bid_choices: list = field(default_factory=list)
+    #: ``(Trait name, box label)``, one per copy she may bid (:func:`phone_mobs`).
+    bid_choices: list[tuple[str, str]] = field(default_factory=list)
+    #: Index of the current target: with ``pk``, the id of a form kept across redraws.
+    current: int = 0
 
 
 def mob_view(row: MobSceneRow, me: int | None) -> MobView:
@@ -118,6 +121,7 @@ def mob_view(row: MobSceneRow, me: int | None) -> MobView:
         if revealed
         else [],
         challenge_id=row.challenge_id if scene.stage is MobStage.TEST else None,
+        current=scene.current,
     )
     if me is None or me not in names:
         return view
@@ -158,5 +162,12 @@ def phone_mobs(character, session, sheet) -> list[MobView]:
     free = {c.category.label: [t for t in c.traits if t.free > 0] for c in sheet.categories}
     views = mob_views(session, character.pk)
     for view in views:
-        view.bid_choices = free.get(view.category, []) if view.can_bid else []
+        if not view.can_bid:
+            continue
+        # One box per copy she may bid (a defender may bid one Trait several times).
+        for line in free.get(view.category, []):
+            label = f"{line.name} ×{line.free}" if line.free > 1 else line.name
+            view.bid_choices.append((line.name, label))
+            for copy in range(2, min(line.free, view.bid_count) + 1):
+                view.bid_choices.append((line.name, f"{line.name} (copy {copy})"))
     return views
