@@ -307,6 +307,7 @@ class NarrateConsumer(BaseConsumer):
     @database_sync_to_async
     def _render_mobs(self) -> str:
         mobs = views.mob_views(self.session, None)
+        self.stamp_parts = {**self.stamp_parts, "mob": heartbeat.mob_part(mobs)}
         return render_to_string("challenges/_mob_dashboard.html", {"mobs": mobs, "oob": True})
 
     async def mob_updated(self, event: dict) -> None:

@@ -445,6 +445,7 @@ class PlayConsumer(BaseConsumer):
         """Her mob scenes, out of band (``_mob_scenes.html``)."""
         self.sheet = character_sheet(self.character, self.session)
         mobs = views.phone_mobs(self.character, self.session, self.sheet)
+        self.stamp_parts = {**self.stamp_parts, "mob": heartbeat.mob_part(mobs)}
         return render_to_string("challenges/_mob_scenes.html", {"mobs": mobs, "oob": True})
 
     async def mob_updated(self, event: dict) -> None:

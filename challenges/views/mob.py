@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from challenges.heartbeat import MOBS_SHOWN
 from challenges.models import MobScene as MobSceneRow
 from challenges.rules import MobOutcome, MobScene, MobStage, defender_must_bid
 
-RECENT_MOBS = 3
-"""Mob scenes a screen shows: the open ones and the latest settled, this many at most."""
+RECENT_MOBS = MOBS_SHOWN
+"""Mob scenes a screen shows, the newest first (the heartbeat's ``mob`` part counts them)."""
 
 STAGE_WORDS = {
     MobStage.CHOOSING: "Choosing targets",
@@ -145,8 +146,7 @@ def mob_view(row: MobSceneRow, me: int | None) -> MobView:
 
 def mob_views(session, me: int | None) -> list[MobView]:
     """The mob scenes of ``session`` a screen shows (her own for a player, all
-    for a narrator): open ones and the latest settled, newest first, at most
-    :data:`RECENT_MOBS`. One query."""
+    for a narrator): the newest first, at most :data:`RECENT_MOBS`. One query."""
     rows = MobSceneRow.objects.filter(session=session)
     if me is not None:
         rows = rows.filter(participants=me)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
+from challenges import heartbeat, views
 from challenges.models import MobScene, TraitLoss
 from challenges.rules import MobStage
 from characters.models import Presence
@@ -38,6 +39,18 @@ def _lost() -> list[tuple[str, str]]:
 @database_sync_to_async
 def _health(character) -> int:
     return Presence.objects.get(character=character).health
+
+
+@database_sync_to_async
+def _stamps(t: dict, name: str) -> tuple[str, str]:
+    """The stamps a phone of ``name`` and the dashboard would get now."""
+    phone = heartbeat.play_parts(t[name].pk, t["session"].pk)
+    dashboard = heartbeat.dashboard_parts(t["session"].pk, views.DASHBOARD_LIMIT)
+    return heartbeat.digest(phone), heartbeat.digest(dashboard)
+
+
+def _last_stamp(frames: list[str]) -> str:
+    return [f for f in frames if f.startswith("<!--v:")][-1][6:22]
 
 
 async def _ok(socket, **message) -> list[str]:
@@ -78,11 +91,14 @@ async def test_three_attackers_and_a_defender_play_a_mob_scene_on_their_phones()
     assert any(
         "You chose: <strong><bdi>Dee</bdi>" in f for f in frames + await drain(phones["ann"])
     )
-    for name in ("bob", "cid", "dee"):
-        seen = await drain(phones[name])
-        assert not any("→" in f for f in seen)
+    others = {name: await drain(phones[name]) for name in ("bob", "cid", "dee")}
+    assert not any("→" in f for frames in others.values() for f in frames)
     seen = await expect(dash, "1 of 4 have chosen")
     assert not any("→ <bdi>Dee</bdi>" in f for f in seen)
+    # The heartbeat's stamps count the scene: a ping now is answered "pong".
+    phone_stamp, dash_stamp = await _stamps(t, "bob")
+    assert _last_stamp(others["bob"]) == phone_stamp
+    assert _last_stamp(seen) == dash_stamp
     await _ok(phones["bob"], action="mob.choose", mob=mob.pk, target=t["dee"].pk)
     await _ok(phones["cid"], action="mob.choose", mob=mob.pk, target=t["dee"].pk)
     await _ok(phones["dee"], action="mob.choose", mob=mob.pk, target="")
