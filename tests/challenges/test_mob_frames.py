@@ -155,3 +155,15 @@ async def test_forged_frames_and_moves_in_a_time_out_change_nothing() -> None:
     assert mob.stage == MobStage.BIDS  # one attacker: her own leader
     assert mob.state["choices"][1:] == [[t[n].pk, None] for n in ("bob", "cid", "dee")]
     await _close(dash, phones)
+
+
+async def test_the_start_form_lists_who_is_here_after_a_presence_change() -> None:
+    t = await _table()
+    dash, _ = await connect(f"/ws/narrate/{t['session'].pk}/", t["narrator"])
+    frames = await _ok(dash, action="presence.set", character=t["cid"].pk, status="absent")
+    seen = await expect(dash, 'hx-swap-oob="innerHTML:#mob-characters"', frames=frames)
+    fieldset = next(f for f in seen if "#mob-characters" in f).split("#mob-characters", 1)[1]
+    fieldset = fieldset.split("</fieldset>", 1)[0]
+    assert "<bdi>Ann</bdi>" in fieldset and "<bdi>Dee</bdi>" in fieldset
+    assert "<bdi>Cid</bdi>" not in fieldset
+    await dash.disconnect()
