@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from challenges.rules import judge
 from challenges.rules.core import (
     Category,
     ChallengeState,
@@ -343,7 +344,9 @@ def choose_target(
     """``chooser`` points at ``target`` (a participant other than herself) or
     at nobody (None). Event "mob_chose" (who, never whom). When the last one
     has chosen the choosing closes (:func:`close_choosing`). RulesError: not
-    choosing; not in the scene; chose already; herself; not in the scene."""
+    choosing; not in the scene; chose already; herself; a chooser who may not
+    start a challenge (Incapacitated, seeds/000 "Health", seeds/004 "Trait
+    Categories") pointing at someone."""
     if scene.stage is not MobStage.CHOOSING:
         raise RulesError("The choosing of targets is over.")
     scene.who(chooser)
@@ -353,6 +356,8 @@ def choose_target(
         if target == chooser:
             raise RulesError("You cannot choose yourself.")
         scene.who(target)
+        if not judge.can_enter(scene.who(chooser), _options(scene), initiate=True):
+            raise RulesError("You are incapacitated: you cannot attack; choose nobody.")
     new = replace(scene, choices=(*scene.choices, (chooser, target)))
     events = [Event("mob_chose", {"character": chooser})]
     if len(new.choices) == len(new.participants):
@@ -421,13 +426,17 @@ def _free(who: Combatant, category: Category) -> int:
 
 
 def _start(scene: MobScene, now: float) -> MobTransition:
-    """Start the current target: a defender without enough free Traits loses
-    at once; one attacker is her own leader (→ BIDS); else → LEADER."""
+    """Start the current target: a defender who cannot bid what she must
+    (too few free Traits, or Incapacitated under ``met_classic``) loses at
+    once; one attacker is her own leader (→ BIDS); else → LEADER."""
     target = scene.targets[scene.current]
     events = [
         Event("mob_target", {"defender": target.defender, "attackers": list(target.attackers)})
     ]
-    if _free(scene.who(target.defender), scene.category) < defender_must_bid(scene, target):
+    defender = scene.who(target.defender)
+    if not judge.can_enter(defender, _options(scene), initiate=False) or _free(
+        defender, scene.category
+    ) < defender_must_bid(scene, target):
         return _settle(scene, target, MobOutcome.DEFENDER_GAVE_UP, None, now, events)
     if len(target.attackers) == 1:
         target = replace(target, leader=target.attackers[0])

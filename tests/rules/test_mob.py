@@ -347,3 +347,21 @@ def test_docs_list_each_mob_move_with_its_arguments(move: str) -> None:
     assert sorted(d for d in documented if d) == sorted(
         p for p in params if p not in ("scene", "now")
     )
+
+
+@pytest.mark.parametrize(("ruleset", "defends"), [("met_classic", False), ("ukm", True)])
+def test_an_incapacitated_character_cannot_attack_and_defends_by_the_preset(
+    ruleset: str, defends: bool
+) -> None:
+    """seeds/000 "Health": Incapacitated, no challenges; seeds/004 "Trait
+    Categories": she cannot initiate (but may defend)."""
+    people = [fighter(1, "A"), fighter(2, "B"), fighter(3, "C")]
+    people[2] = character(3, "C", people[2].traits, health=HealthLevel.INCAPACITATED)
+    s = open_mob(ruleset=ruleset, category=PHYSICAL, participants=people, now=1.0).scene
+    with pytest.raises(RulesError, match="incapacitated"):
+        choose_target(s, chooser=3, target=1, now=2.0)
+    s = chosen(s, {3: None, 1: 3, 2: 3})
+    (t,) = s.targets
+    assert (t.outcome is None) == defends
+    if not defends:
+        assert t.outcome is MobOutcome.DEFENDER_GAVE_UP and t.wounds == (3,)
