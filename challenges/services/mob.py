@@ -279,6 +279,18 @@ def mob_void(*, mob_id: int, reason: str, user, msg_id: str) -> MobSceneRow:
         return row
 
 
+def _end_mobs(session: GameSession, reason: str) -> None:
+    """Void every open mob scene of ``session`` (the session ends; called under
+    its lock before its challenges are voided, so no voided test starts the
+    next target)."""
+    rows = MobSceneRow.objects.filter(session=session).exclude(stage=MobStage.SETTLED)
+    if connection.features.has_select_for_update:
+        rows = rows.select_for_update()
+    for row in rows.order_by("pk"):
+        before = MobScene.from_dict(row.state)
+        _save_mob(row, before, rules.void_mob(before, reason=reason, now=_now()), actor=None)
+
+
 # --- the players' moves -----------------------------------------------------------
 
 

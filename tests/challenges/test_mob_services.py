@@ -199,3 +199,20 @@ def test_a_trait_bid_in_a_mob_is_at_risk_until_its_target_is_settled() -> None:
     throws(t, challenge, "rock", "scissors")  # the attackers win: her bid is safe
     assert services.open_bids(t["session"].pk, [t["ann"].pk]) == []
     assert ann_challenges_cid(t).pk
+
+
+@pytest.mark.django_db
+def test_ending_the_session_ends_its_mob_scene_and_starts_no_next_target() -> None:
+    t = mob_table()
+    mob = opened(t)
+    by(t, "ann", services.mob_choose, mob_id=mob.pk, target=t["dee"].pk)
+    by(t, "dee", services.mob_choose, mob_id=mob.pk, target=t["ann"].pk)
+    services.mob_close_choosing(mob_id=mob.pk, user=t["narrator"], msg_id=mid())
+    by(t, "ann", services.mob_bid, mob_id=mob.pk, bids=["Ann1"])
+    by(t, "dee", services.mob_bid, mob_id=mob.pk, bids=["Dee1"])
+    assert MobScene.objects.get().stage == MobStage.TEST
+    services.session_end(session=t["session"], user=t["narrator"], msg_id=mid())
+    mob = MobScene.objects.get()
+    assert mob.stage == MobStage.SETTLED
+    assert [c.outcome for c in Challenge.objects.all()] == ["void"]
+    assert lost(t) == [] and health(t, "ann") == health(t, "dee") == 0
