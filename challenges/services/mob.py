@@ -98,6 +98,7 @@ def _save_mob(row: MobSceneRow, before: MobScene | None, transition, *, actor) -
     Challenge row for a test that opened; the row, its events; broadcasts."""
     scene = transition.scene
     old = before.targets if before is not None else ()
+    earlier_test = row.challenge_id  # the events before a new test opens are about this one
     hurt_ids: set[int] = set()
     for i, target in enumerate(scene.targets):
         was = old[i] if i < len(old) else None
@@ -124,16 +125,21 @@ def _save_mob(row: MobSceneRow, before: MobScene | None, transition, *, actor) -
     else:
         row.version += 1
         row.save()
-    Event.objects.bulk_create(
-        Event(
-            session_id=row.session_id,
-            challenge_id=row.challenge_id,
-            kind=event.kind,
-            data={"mob": row.pk, **event.data},
-            actor=actor if actor and actor.is_authenticated else None,
+    rows = []
+    test_id = earlier_test
+    for event in transition.events:
+        if event.kind == "mob_test":
+            test_id = row.challenge_id
+        rows.append(
+            Event(
+                session_id=row.session_id,
+                challenge_id=test_id,
+                kind=event.kind,
+                data={"mob": row.pk, **event.data},
+                actor=actor if actor and actor.is_authenticated else None,
+            )
         )
-        for event in transition.events
-    )
+    Event.objects.bulk_create(rows)
     ids = _scene_ids(row)
     broadcast_on_commit(
         [character_group(pk) for pk in ids] + [narrators_group(row.session_id)],

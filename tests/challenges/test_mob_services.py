@@ -91,6 +91,11 @@ def test_attackers_win_the_defender_loses_her_three_bids_and_one_health_level() 
     assert mob.stage == MobStage.SETTLED and mob.settled_at is not None
     kinds = list(Event.objects.filter(kind__startswith="mob_").values_list("kind", flat=True))
     assert kinds[-2:] == ["mob_result", "mob_settled"]
+    result = Event.objects.get(kind="mob_result")
+    assert result.challenge_id == challenge.pk and result.data["mob"] == mob.pk
+    assert result.data["wounds"] == [t["dee"].pk]
+    # Nobody's target is in the history before the choosing closed.
+    assert all("target" not in e.data for e in Event.objects.filter(kind="mob_chose"))
 
 
 @pytest.mark.django_db
@@ -216,3 +221,35 @@ def test_ending_the_session_ends_its_mob_scene_and_starts_no_next_target() -> No
     assert mob.stage == MobStage.SETTLED
     assert [c.outcome for c in Challenge.objects.all()] == ["void"]
     assert lost(t) == [] and health(t, "ann") == health(t, "dee") == 0
+
+
+@pytest.mark.django_db
+def test_two_targets_are_settled_in_order_each_by_its_own_test() -> None:
+    t = mob_table()
+    mob = opened(t)
+    for who, whom in (("ann", "dee"), ("bob", "dee"), ("cid", "ann"), ("dee", None)):
+        target = None if whom is None else t[whom].pk
+        by(t, who, services.mob_choose, mob_id=mob.pk, target=target)
+    row = MobScene.objects.get()
+    assert row.current_target_id == t["dee"].pk  # two attackers before one
+    by(t, "bob", services.mob_pick_leader, mob_id=mob.pk, leader=t["ann"].pk)
+    by(t, "ann", services.mob_bid, mob_id=mob.pk, bids=["Ann1"])
+    by(t, "bob", services.mob_bid, mob_id=mob.pk, bids=["Bob1"])
+    by(t, "dee", services.mob_bid, mob_id=mob.pk, bids=["Dee1", "Dee2"])
+    first = MobScene.objects.get().challenge
+    by(t, "ann", services.challenge_throw, challenge_id=first.pk, throw="rock")
+    by(t, "dee", services.challenge_throw, challenge_id=first.pk, throw="paper")
+    by(t, "dee", services.mob_hurt, mob_id=mob.pk, attacker=t["bob"].pk)
+    row = MobScene.objects.get()
+    assert row.current_target_id == t["ann"].pk and row.stage == MobStage.BIDS
+    by(t, "cid", services.mob_bid, mob_id=mob.pk, bids=["Cid1"])
+    by(t, "ann", services.mob_bid, mob_id=mob.pk, bids=["Ann2"])
+    second = MobScene.objects.get().challenge
+    assert second.pk != first.pk and (second.challenger_id, second.defender_id) == (
+        t["cid"].pk,
+        t["ann"].pk,
+    )
+    assert Event.objects.get(kind="mob_result").challenge_id == first.pk
+    assert Event.objects.get(kind="mob_test", data__defender=t["ann"].pk).challenge_id == second.pk
+    assert lost(t) == [("Ann", "Ann1"), ("Bob", "Bob1")]
+    assert health(t, "bob") == 1
