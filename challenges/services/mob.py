@@ -79,15 +79,19 @@ def _fresh(row: MobSceneRow, scene: MobScene) -> MobScene:
     return scene.with_participants([read[pk] for pk in ids])
 
 
-def _mob_move(*, mob_id: int, user, msg_id: str, action: str, move, for_play: bool = True):
+def _mob_move(
+    *, mob_id: int, user, msg_id: str, action: str, move, for_play: bool = True, reads=None
+):
     """Run one move on a scene under its locks; ``move(row, scene)`` returns
-    the engine's MobTransition."""
+    the engine's MobTransition. ``reads(scene)``: whether the move reads the
+    participants' Traits or health (then they are read again first, six
+    queries; None: always)."""
     with transaction.atomic():
         _claim(user, msg_id, action)
         row = _lock_mob(mob_id, for_play=for_play)
         _lock_characters(*_scene_ids(row))
         before = MobScene.from_dict(row.state)
-        if before.stage is not MobStage.SETTLED:
+        if before.stage is not MobStage.SETTLED and (reads is None or reads(before)):
             before = _fresh(row, before)
         return _save_mob(row, before, move(row, before), actor=user)
 
@@ -316,7 +320,12 @@ def mob_choose(
     def move(row, scene):
         return rules.choose_target(scene, chooser=me, target=target, now=_now())
 
-    return _mob_move(mob_id=mob_id, user=user, msg_id=msg_id, action="mob.choose", move=move)
+    def closes(scene) -> bool:  # the last choice starts the first target
+        return len(scene.choices) + 1 >= len(scene.participants)
+
+    return _mob_move(
+        mob_id=mob_id, user=user, msg_id=msg_id, action="mob.choose", move=move, reads=closes
+    )
 
 
 def mob_pick_leader(
@@ -329,7 +338,14 @@ def mob_pick_leader(
     def move(row, scene):
         return rules.pick_leader(scene, by=me, leader=leader, now=_now())
 
-    return _mob_move(mob_id=mob_id, user=user, msg_id=msg_id, action="mob.leader", move=move)
+    return _mob_move(
+        mob_id=mob_id,
+        user=user,
+        msg_id=msg_id,
+        action="mob.leader",
+        move=move,
+        reads=lambda scene: False,
+    )
 
 
 def mob_bid(

@@ -253,3 +253,31 @@ def test_two_targets_are_settled_in_order_each_by_its_own_test() -> None:
     assert Event.objects.get(kind="mob_test", data__defender=t["ann"].pk).challenge_id == second.pk
     assert lost(t) == [("Ann", "Ann1"), ("Bob", "Bob1")]
     assert health(t, "bob") == 1
+
+
+@pytest.mark.django_db
+def test_what_mob_moves_cost_in_queries(django_assert_max_num_queries) -> None:
+    """A choice that closes nothing reads no sheet; a bid reads them all
+    (six queries); the throw that settles a target adds three to a
+    challenge's (the scene, the other attackers' lost Traits, the wound)."""
+    from django.db import connection
+
+    extra = 2 if connection.vendor == "postgresql" else 0
+    t = mob_table()
+    mob = opened(t)
+    with django_assert_max_num_queries(8 + extra):
+        by(t, "ann", services.mob_choose, mob_id=mob.pk, target=t["dee"].pk)
+    for name in ("bob", "cid"):
+        by(t, name, services.mob_choose, mob_id=mob.pk, target=t["dee"].pk)
+    by(t, "dee", services.mob_choose, mob_id=mob.pk, target=None)
+    by(t, "ann", services.mob_pick_leader, mob_id=mob.pk, leader=t["bob"].pk)
+    with django_assert_max_num_queries(14 + extra):
+        by(t, "ann", services.mob_bid, mob_id=mob.pk, bids=["Ann1"])
+    by(t, "bob", services.mob_bid, mob_id=mob.pk, bids=["Bob1"])
+    by(t, "cid", services.mob_bid, mob_id=mob.pk, bids=["Cid1"])
+    by(t, "dee", services.mob_bid, mob_id=mob.pk, bids=["Dee1", "Dee2", "Dee3"])
+    challenge = MobScene.objects.get().challenge
+    by(t, "bob", services.challenge_throw, challenge_id=challenge.pk, throw="rock")
+    with django_assert_max_num_queries(13 + extra):
+        by(t, "dee", services.challenge_throw, challenge_id=challenge.pk, throw="scissors")
+    assert MobScene.objects.get().stage == MobStage.SETTLED
