@@ -18,6 +18,7 @@ from challenges.models import Challenge, Event, Test, TraitLoss
 from challenges.realtime import (
     CHALLENGE_UPDATED,
     CHARACTER_UPDATED,
+    MOB_UPDATED,
     broadcast_on_commit,
     character_group,
     narrators_group,
@@ -127,6 +128,15 @@ def _save(
 
             _test_resolved(challenge, state, actor)
 
+    if state.mob_attackers and not newly_resolved:
+        # A mob scene's test moved: the dashboard's scene says whose move it is.
+        broadcast_on_commit(
+            [narrators_group(challenge.session_id)],
+            MOB_UPDATED,
+            mob_id=0,
+            session_id=challenge.session_id,
+            version=0,
+        )
     groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
     # The version lets every dashboard of a worker share one rendering of the
     # change, and every connection of this worker this very row.

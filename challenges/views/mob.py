@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 
 from challenges.heartbeat import MOBS_SHOWN
 from challenges.models import MobScene as MobSceneRow
-from challenges.rules import MobOutcome, MobScene, MobStage, defender_must_bid
+from challenges.rules import (
+    ChallengeState,
+    MobOutcome,
+    MobScene,
+    MobStage,
+    Side,
+    defender_must_bid,
+)
 
 RECENT_MOBS = MOBS_SHOWN
 """Mob scenes a screen shows, the newest first (the heartbeat's ``mob`` part counts them)."""
@@ -83,7 +90,8 @@ class MobView:
 
 
 def mob_view(row: MobSceneRow, me: int | None) -> MobView:
-    """The view of ``row`` for character ``me`` (None: a narrator). No query."""
+    """The view of ``row`` for character ``me`` (None: a narrator). No query
+    when ``row.challenge`` (the current test, whose move it is) is loaded."""
     scene = MobScene.from_dict(row.state)
     names = {c.character_id: c.name for c in scene.participants}
     choices = dict(scene.choices)
@@ -124,6 +132,13 @@ def mob_view(row: MobSceneRow, me: int | None) -> MobView:
         challenge_id=row.challenge_id if scene.stage is MobStage.TEST else None,
         current=scene.current,
     )
+    test = row.challenge if scene.stage is MobStage.TEST else None
+    if test is not None and target is not None:
+        # Whose move in the test: its row is newer than the scene's copy.
+        waiting = ChallengeState.from_dict(test.state).waiting_on
+        sides = waiting if isinstance(waiting, tuple) else (waiting,) if waiting else ()
+        who = {Side.CHALLENGER: target.leader, Side.DEFENDER: target.defender}
+        view.waiting_on = [names[who[side]] for side in sides if who[side] is not None]
     if me is None or me not in names:
         return view
     if me in choices:
@@ -150,7 +165,8 @@ def mob_views(session, me: int | None) -> list[MobView]:
     rows = MobSceneRow.objects.filter(session=session)
     if me is not None:
         rows = rows.filter(participants=me)
-    return [mob_view(row, me) for row in rows.order_by("-created_at", "-pk")[:RECENT_MOBS]]
+    rows = rows.select_related("challenge").order_by("-created_at", "-pk")
+    return [mob_view(row, me) for row in rows[:RECENT_MOBS]]
 
 
 def phone_mobs(character, session, sheet) -> list[MobView]:

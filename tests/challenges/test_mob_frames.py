@@ -115,7 +115,9 @@ async def test_three_attackers_and_a_defender_play_a_mob_scene_on_their_phones()
     mob = await _mob()
     assert mob.stage == MobStage.TEST and mob.challenge.challenger_id == t["bob"].pk
     await expect(phones["bob"], f'name="challenge" value="{mob.challenge_id}"', frames=seen["bob"])
+    await expect(dash, ("The test", "Whose move: Bob, Dee"))
     await _ok(phones["bob"], action="challenge.throw", challenge=mob.challenge_id, throw="paper")
+    await expect(dash, ("The test", "Whose move: Dee"))
     frames = await _ok(
         phones["dee"], action="challenge.throw", challenge=mob.challenge_id, throw="scissors"
     )
