@@ -132,9 +132,11 @@ def mob_view(row: MobSceneRow, me: int | None) -> MobView:
         challenge_id=row.challenge_id if scene.stage is MobStage.TEST else None,
         current=scene.current,
     )
-    test = row.challenge if scene.stage is MobStage.TEST else None
+    test = row.challenge if scene.stage is MobStage.TEST and me is None else None
     if test is not None and target is not None:
-        # Whose move in the test: its row is newer than the scene's copy.
+        # Whose move in the test, on the dashboard (which each move of it
+        # redraws): its row is newer than the scene's copy. Phones show the
+        # test on the leader's and the defender's cards.
         waiting = ChallengeState.from_dict(test.state).waiting_on
         sides = waiting if isinstance(waiting, tuple) else (waiting,) if waiting else ()
         who = {Side.CHALLENGER: target.leader, Side.DEFENDER: target.defender}
