@@ -40,6 +40,7 @@ from challenges.services._core import (
     _clean_bids,
     _ensure_narrator,
     _ensure_player,
+    _lock_challenge,
     _lock_characters,
     _lock_session,
     _now,
@@ -57,15 +58,25 @@ def _scene_ids(row: MobSceneRow) -> list[int]:
     return [int(c["character_id"]) for c in row.state["participants"]]
 
 
-def _lock_mob(mob_id: int, *, for_play: bool) -> MobSceneRow:
-    """The scene row (FOR UPDATE where the database has it) after its
-    session's check (:func:`_lock_session`). ActionRefused if there is none."""
-    session_id = MobSceneRow.objects.filter(pk=mob_id).values_list("session_id", flat=True).first()
-    if session_id is None:
+def _lock_mob(mob_id: int, *, for_play: bool, with_test: bool = False) -> MobSceneRow:
+    """Lock a scene for a move, in the order a move of its test takes (session
+    FOR SHARE, the test's challenge, the characters, then the scene), so that
+    the two never wait on each other: the session's check
+    (:func:`_lock_session`), with ``with_test`` its current test's row
+    (:func:`_lock_challenge`), its characters (:func:`_lock_characters`), and
+    the scene row (FOR UPDATE where the database has it). ActionRefused if
+    there is no such scene, or the session refuses the move."""
+    found = MobSceneRow.objects.filter(pk=mob_id).values_list("session_id", "challenge_id").first()
+    if found is None:
         raise ActionRefused("There is no such mob scene.")
+    session_id, challenge_id = found
     _lock_session(session_id, for_play=for_play)
+    if with_test and challenge_id is not None:
+        _lock_challenge(challenge_id, for_play=for_play)
     rows = MobSceneRow.objects.filter(pk=mob_id)
-    if connection.features.has_select_for_update:
+    if connection.features.has_select_for_update:  # else one writer at a time: no locks
+        people = MobSceneRow.participants.through.objects.filter(mobscene_id=mob_id)
+        _lock_characters(*people.values_list("character_id", flat=True))
         rows = rows.select_for_update()
     return rows.get()
 
@@ -82,14 +93,14 @@ def _fresh(row: MobSceneRow, scene: MobScene) -> MobScene:
 def _mob_move(
     *, mob_id: int, user, msg_id: str, action: str, move, for_play: bool = True, reads=None
 ):
-    """Run one move on a scene under its locks; ``move(row, scene)`` returns
+    """Run one move on a scene under its locks (:func:`_lock_mob`; a ruling,
+    ``for_play`` False, holds its test too); ``move(row, scene)`` returns
     the engine's MobTransition. ``reads(scene)``: whether the move reads the
     participants' Traits or health (then they are read again first, six
     queries; None: always)."""
     with transaction.atomic():
         _claim(user, msg_id, action)
-        row = _lock_mob(mob_id, for_play=for_play)
-        _lock_characters(*_scene_ids(row))
+        row = _lock_mob(mob_id, for_play=for_play, with_test=not for_play)
         before = MobScene.from_dict(row.state)
         if before.stage is not MobStage.SETTLED and (reads is None or reads(before)):
             before = _fresh(row, before)

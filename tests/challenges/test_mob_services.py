@@ -281,3 +281,22 @@ def test_what_mob_moves_cost_in_queries(django_assert_max_num_queries) -> None:
     with django_assert_max_num_queries(13 + extra):
         by(t, "dee", services.challenge_throw, challenge_id=challenge.pk, throw="scissors")
     assert MobScene.objects.get().stage == MobStage.SETTLED
+
+
+@pytest.mark.django_db
+def test_a_narrator_ends_a_mob_scene_in_a_time_out_and_its_test_with_it() -> None:
+    t = mob_table()
+    challenge = three_on_dee(t)
+    services.session_time_out(session=t["session"], user=t["narrator"], msg_id=mid())
+    with pytest.raises(services.ActionRefused):
+        services.mob_void(
+            mob_id=MobScene.objects.get().pk, reason="x", user=t["dee"].player, msg_id=mid()
+        )
+    services.mob_void(
+        mob_id=MobScene.objects.get().pk, reason="Ruled", user=t["narrator"], msg_id=mid()
+    )
+    mob = MobScene.objects.get()
+    assert mob.stage == MobStage.SETTLED and mob.state["targets"][0]["outcome"] == "void"
+    challenge.refresh_from_db()
+    assert challenge.outcome == "void" and lost(t) == []
+    assert Event.objects.filter(kind="mob_voided", data__reason="Ruled").count() == 1
