@@ -113,7 +113,8 @@ class MobTarget:
     trait_id)`` per copy; ``test``: the leader's test (None before the bids
     are in); ``outcome``, ``losses`` (one :class:`Loss` per Trait copy lost),
     ``wounds`` (character ids, one health level each), ``hurt`` (the attacker
-    the defender chose to hurt, if any) once settled.
+    the defender chose to hurt, if any), ``effect`` (the stated effect the
+    attackers' win applied, :func:`_effect`) once settled.
     """
 
     defender: int
@@ -128,6 +129,7 @@ class MobTarget:
     losses: tuple[Loss, ...] = ()
     wounds: tuple[int, ...] = ()
     hurt: int | None = None
+    effect: str = ""
 
     def bid_of(self, character_id: int) -> AttackerBid | None:
         """The bid of attacker ``character_id`` (None: not yet)."""
@@ -150,6 +152,7 @@ class MobTarget:
             ],
             "wounds": list(self.wounds),
             "hurt": self.hurt,
+            "effect": self.effect,
         }
 
     @classmethod
@@ -172,6 +175,7 @@ class MobTarget:
             ),
             wounds=tuple(int(w) for w in d["wounds"]),
             hurt=_int(d["hurt"]),
+            effect=str(d.get("effect", "")),
         )
 
 
@@ -595,13 +599,23 @@ def play_test(scene: MobScene, transition: Transition, *, now: float) -> MobTran
     return _settle(scene, target, outcome, state, now, events)
 
 
-def _damage(scene: MobScene, target: MobTarget) -> int:
-    """Health levels the attackers' win costs the defender: one (seeds/000),
-    or the most damaging single effect stated (``mob_most_damaging_effect``,
-    seeds/004)."""
+def _effect(scene: MobScene, target: MobTarget) -> tuple[str, int]:
+    """What the attackers' win does to the defender, ``(stated effect, health
+    levels)``: one wound and the leader's effect (seeds/000 "they may inflict
+    one wound"), or the most damaging single effect stated
+    (``mob_most_damaging_effect``, seeds/004 "Mob Scenes"); among equally
+    damaging ones the leader's if hers is one (the seed lets the primary
+    attacker choose), else the first attacker's in the narrator's order."""
+    lead = target.bid_of(target.leader) if target.leader is not None else None
     if not _options(scene).mob_most_damaging_effect:
-        return 1
-    return max((b.damage for b in target.bids), default=1)
+        return (lead.effect if lead is not None else "", 1)
+    if not target.bids:
+        return ("", 1)
+    most = max(b.damage for b in target.bids)
+    if lead is not None and lead.damage == most:
+        return (lead.effect, most)
+    first = next(b for b in target.bids if b.damage == most)
+    return (first.effect, most)
 
 
 def _settle(
@@ -626,9 +640,13 @@ def _settle(
             if b.character_id != target.leader
         ]
     wounds: list[int] = []
-    if scene.is_attack and outcome in (MobOutcome.ATTACKERS_WIN, MobOutcome.DEFENDER_GAVE_UP):
-        wounds = [target.defender] * _damage(scene, target)
-    target = replace(target, outcome=outcome, losses=tuple(losses), wounds=tuple(wounds))
+    effect = ""
+    if outcome in (MobOutcome.ATTACKERS_WIN, MobOutcome.DEFENDER_GAVE_UP):
+        effect, damage = _effect(scene, target)
+        wounds = [target.defender] * damage if scene.is_attack else []
+    target = replace(
+        target, outcome=outcome, losses=tuple(losses), wounds=tuple(wounds), effect=effect
+    )
     scene = replace(
         scene,
         targets=_with_target(scene, target),
@@ -642,6 +660,7 @@ def _settle(
                 "outcome": outcome.value,
                 "losses": [[x.character_id, x.trait, x.category.value] for x in losses],
                 "wounds": wounds,
+                "effect": effect,
             },
         )
     )

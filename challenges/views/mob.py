@@ -53,6 +53,7 @@ class TargetView:
     losses: list[str] = field(default_factory=list)
     wounds: list[str] = field(default_factory=list)
     bid_in: list[str] = field(default_factory=list)
+    effect: str = ""
 
 
 @dataclass
@@ -111,6 +112,7 @@ def mob_view(row: MobSceneRow, me: int | None) -> MobView:
                 wounds=[names[w] for w in t.wounds],
                 bid_in=[names[b.character_id] for b in t.bids]
                 + ([names[t.defender]] if t.defender_bid_in else []),
+                effect=t.effect,
             )
         )
     view = MobView(

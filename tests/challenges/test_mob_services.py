@@ -180,6 +180,7 @@ def test_ukm_defender_bids_one_and_is_two_down_in_the_tie() -> None:
         by(t, who, services.challenge_declare, challenge_id=challenge.pk, count=4)
     assert lost(t) == [("Dee", "Dee1")]
     assert health(t, "dee") == 2  # the most damaging single effect: two levels
+    assert MobScene.objects.get().state["targets"][0]["effect"] == "claws"
 
 
 def ann_challenges_cid(t: dict) -> Challenge:

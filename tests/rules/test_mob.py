@@ -60,8 +60,9 @@ def bid_all(s: MobScene, effects: dict[int, int] | None = None) -> MobScene:
     t = s.target
     assert t is not None
     for a in t.attackers:
+        damage = (effects or {}).get(a, 1)
         s = mob_bid(
-            s, character=a, bids=[f"T{a}x0"], damage=(effects or {}).get(a, 1), now=3.0
+            s, character=a, bids=[f"T{a}x0"], effect=f"effect of {a}", damage=damage, now=3.0
         ).scene
     need = len(t.attackers) if s.stage is MobStage.BIDS and s.ruleset == "met_classic" else 1
     return mob_bid(
@@ -207,6 +208,20 @@ def test_seed004_the_most_damaging_single_effect_applies() -> None:
     s = thrown(bid_all(s, effects={1: 1, 2: 1, 3: 3}), WIN)
     assert s.targets[0].wounds == (4, 4, 4)
     assert s.who(4).health is HealthLevel.INCAPACITATED
+    assert s.targets[0].effect == "effect of 3"
+
+
+@pytest.mark.parametrize(
+    ("damages", "effect"),
+    [({1: 2, 2: 2, 3: 1}, "effect of 1"), ({1: 1, 2: 2, 3: 2}, "effect of 2")],
+)
+def test_seed004_among_equally_damaging_effects_the_leaders_else_the_first(
+    damages: dict[int, int], effect: str
+) -> None:
+    s = chosen(scene("ukm"), {1: 4, 2: 4, 3: 4, 4: None})
+    s = pick_leader(s, by=2, leader=1, now=2.5).scene
+    s = thrown(bid_all(s, effects=damages), WIN)
+    assert s.targets[0].effect == effect and len(s.targets[0].wounds) == 2
 
 
 def test_met_classic_attackers_win_is_one_wound_whatever_the_effects() -> None:
