@@ -14,12 +14,15 @@ what the screen shows changes:
   session: count, sum of ``Challenge.version``, highest id; Traits she lost
   tonight; her health level; whether she is on a break; not who is present:
   the websocket view does not list opponents, so an arrival must not make
-  every phone resync) and ``seat`` (her chronicle's open session id, 0: none);
+  every phone resync), ``seat`` (her chronicle's open session id, 0: none)
+  and ``mob`` (the mob scenes she is in that it shows, :data:`MOBS_SHOWN`
+  at most, newest first: count, sum of ``MobScene.version``);
 - a dashboard: ``session``; ``challenges`` (the ``DASHBOARD_LIMIT`` it lists:
   every open one, then the latest results, as ``views.dashboard_challenges``;
   count, sum of versions, highest id); ``roster`` (characters on the roster,
   i.e. not absent: count, sum of their health levels, Traits they lost in the
-  session, how many are on a break).
+  session, how many are on a break); ``mob`` (the session's mob scenes it
+  shows, as a phone's).
 
 ``Challenge.version`` only grows and every move bumps it, so a sum of versions
 changes on every move. A consumer that sends a partial frame (one dashboard row,
@@ -33,10 +36,13 @@ import hashlib
 
 from django.db import connection
 
-from challenges.models import Challenge, TraitLoss
+from challenges.models import Challenge, MobScene, TraitLoss
 from characters.models import GameSession, Presence
 
 Parts = dict[str, tuple[int, ...]]
+
+MOBS_SHOWN = 3
+"""Mob scenes a screen shows: the newest of the session (hers, on a phone)."""
 
 
 def digest(parts: Parts) -> str:
@@ -68,6 +74,9 @@ def _tables() -> dict[str, str]:
         "challenge": Challenge._meta.db_table,
         "loss": TraitLoss._meta.db_table,
         "presence": Presence._meta.db_table,
+        "mob": MobScene._meta.db_table,
+        "mob_people": MobScene.participants.through._meta.db_table,
+        "mobs_shown": str(MOBS_SHOWN),
     }
 
 
@@ -78,11 +87,16 @@ SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m,
   (SELECT COUNT(*) FROM {presence} p WHERE p.session_id = s.id
      AND p.character_id = %(character)s AND p.status = 'break'),
   (SELECT COALESCE(MAX(o.id), 0) FROM {session} o
-     WHERE o.chronicle_id = s.chronicle_id AND o.ended_at IS NULL)
+     WHERE o.chronicle_id = s.chronicle_id AND o.ended_at IS NULL),
+  mb.n, mb.v
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(version), 0) AS v, COALESCE(MAX(id), 0) AS m
    FROM {challenge} WHERE session_id = %(session)s
-     AND (challenger_id = %(character)s OR defender_id = %(character)s)) c
+     AND (challenger_id = %(character)s OR defender_id = %(character)s)) c,
+  (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v
+   FROM (SELECT m.version FROM {mob} m JOIN {mob_people} p ON p.mobscene_id = m.id
+         WHERE m.session_id = %(session)s AND p.character_id = %(character)s
+         ORDER BY m.created_at DESC, m.id DESC LIMIT {mobs_shown}) x) mb
 WHERE s.id = %(session)s
 """
 
@@ -90,7 +104,7 @@ _DASHBOARD_SQL = """
 SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m, r.n, r.h,
   (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = s.id AND l.character_id IN
      (SELECT character_id FROM {presence} WHERE session_id = s.id AND status <> 'absent')),
-  r.b
+  r.b, mb.n, mb.v
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v, COALESCE(MAX(x.id), 0) AS m
    FROM (SELECT id, version FROM {challenge} WHERE session_id = %(session)s
@@ -100,7 +114,10 @@ FROM {session} s,
          LIMIT %(limit)s) x) c,
   (SELECT COUNT(*) AS n, COALESCE(SUM(health), 0) AS h,
      COALESCE(SUM(CASE WHEN status = 'break' THEN 1 ELSE 0 END), 0) AS b
-   FROM {presence} WHERE session_id = %(session)s AND status <> 'absent') r
+   FROM {presence} WHERE session_id = %(session)s AND status <> 'absent') r,
+  (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v
+   FROM (SELECT version FROM {mob} WHERE session_id = %(session)s
+         ORDER BY created_at DESC, id DESC LIMIT {mobs_shown}) x) mb
 WHERE s.id = %(session)s
 """
 
@@ -131,7 +148,7 @@ def play_parts(character_id: int, session_id: int | None, chronicle_id: int | No
     row = _row(_PLAY_SQL, {"character": character_id, "session": session_id})
     if row is None:
         return {}
-    return {"session": row[:2], "screen": row[2:-1], "seat": row[-1:]}
+    return {"session": row[:2], "screen": row[2:-3], "seat": row[-3:-2], "mob": row[-2:]}
 
 
 def dashboard_parts(session_id: int, limit: int) -> Parts:
@@ -139,7 +156,12 @@ def dashboard_parts(session_id: int, limit: int) -> Parts:
     row = _row(_DASHBOARD_SQL, {"session": session_id, "limit": limit})
     if row is None:
         return {}
-    return {"session": row[:2], "challenges": row[2:5], "roster": row[5:]}
+    return {"session": row[:2], "challenges": row[2:5], "roster": row[5:9], "mob": row[9:]}
+
+
+def mob_part(mobs) -> tuple[int, int]:
+    """The ``mob`` part of the mob scenes a screen shows (views with ``version``)."""
+    return (len(mobs), sum(m.version for m in mobs))
 
 
 def roster_part(rows: dict[int, tuple[int, int, int]]) -> tuple[int, int, int, int]:

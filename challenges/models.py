@@ -14,7 +14,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from challenges.rules import Kind, Outcome, RetestKind, Side, Stage, Throw
+from challenges.rules import Kind, MobStage, Outcome, RetestKind, Side, Stage, Throw
 from characters.models import CATEGORY_CHOICES, Character, GameSession, Trait
 
 
@@ -289,3 +289,51 @@ class ClientAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.msg_id}"
+
+
+# --- issue 11, section 2: mob scenes ------------------------------------------
+
+
+class MobScene(models.Model):
+    """A mob scene (seeds/000 "The Mob Scene"; seeds/004 "Mob Scenes"): the
+    characters in it choose targets, then each target is settled by one test
+    of her attackers' leader against her, a :class:`Challenge` (``challenge``:
+    the current target's). ``state`` is the rules engine's
+    ``MobScene.to_dict()`` (choices, order of targets, bids, outcomes); the
+    other columns mirror what the dashboard shows. Only
+    ``challenges.services.mob`` writes these rows."""
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="mob_scenes")
+    narrator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    participants = models.ManyToManyField(Character, related_name="mob_scenes")
+    category = models.CharField(max_length=10, choices=CATEGORY_CHOICES)
+    is_attack = models.BooleanField(default=True)
+    stage = models.CharField(max_length=10, choices=_choices(MobStage))
+    current_target = models.ForeignKey(
+        Character, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    challenge = models.ForeignKey(
+        Challenge,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The current target's test.",
+    )
+    state = models.JSONField(help_text="The rules engine's MobScene.to_dict().")
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["session", "stage"])]
+
+    def __str__(self) -> str:
+        return f"mob scene #{self.pk} ({self.stage})"
+
+    @property
+    def is_settled(self) -> bool:
+        return self.stage == MobStage.SETTLED

@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 
 CHALLENGE_UPDATED = "challenge.updated"  # {"challenge_id", "session_id", "version"}
 SESSION_UPDATED = "session.updated"  # {"session_id", "time_out"?}: time out, resume, ended
+# {"mob_id", "session_id", "version"}: a mob scene changed (issue 11, mob scenes)
+MOB_UPDATED = "mob.updated"
 # {"character_id", "session_id", "challenge_id"?, "version"?}: sheet changed (by that challenge)
 CHARACTER_UPDATED = "character.updated"
 # {"chronicle_id", "session_id"}: a session started or ended; session_id is the

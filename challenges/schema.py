@@ -355,6 +355,62 @@ class ChallengeDismissCall(Action):
 # --- end s11 rulings ---
 
 
+# --- issue 11, section 2: mob scenes -------------------------------------------
+
+MAX_MOB = 20  # characters in one mob scene (challenges.services.mob.MAX_MOB)
+
+
+class MobOpen(Action):
+    """A narrator opens a mob scene: the characters in it (ids, a single
+    checked box is a list of one), the category, whether it is an attack."""
+
+    characters: Annotated[list[Number], BeforeValidator(_listed), Field(max_length=MAX_MOB)]
+    category: Text(20)
+    is_attack: Flag = False
+
+
+class MobRef(Action):
+    """A narrator closes the choosing of mob scene ``mob``."""
+
+    mob: Number
+
+
+class MobVoid(Action):
+    mob: Number
+    reason: OptionalText(300)
+
+
+class MobChoose(Action):
+    """A player's target (a character id), or none: she attacks nobody."""
+
+    mob: Number
+    target: OptionalNumber = None
+
+
+class MobLeader(Action):
+    mob: Number
+    leader: Number
+
+
+class MobBid(Action):
+    """A bid in a mob scene: ``bid`` or ``bids``; an attacker's stated
+    effect and the health levels it costs; ``give_up``: the defender loses at once."""
+
+    mob: Number
+    bid: OptionalRef(100)
+    bids: Refs(100, 5)
+    effect: OptionalText(100)
+    damage: OptionalNumber = None
+    give_up: Flag = False
+
+
+class MobHurt(Action):
+    """The defender who won: the attacker she hurts, or none."""
+
+    mob: Number
+    attacker: OptionalNumber = None
+
+
 SCHEMAS: dict[str, type[Action]] = {
     "challenge.open": ChallengeOpen,
     "challenge.bid": ChallengeBid,
@@ -388,6 +444,13 @@ SCHEMAS: dict[str, type[Action]] = {
     "challenge.settle": ChallengeSettle,
     "challenge.trait": ChallengeTraitRuling,
     "challenge.dismiss_call": ChallengeDismissCall,
+    "mob.open": MobOpen,
+    "mob.close": MobRef,
+    "mob.void": MobVoid,
+    "mob.choose": MobChoose,
+    "mob.leader": MobLeader,
+    "mob.bid": MobBid,
+    "mob.hurt": MobHurt,
 }
 
 _WORDS = {

@@ -46,6 +46,9 @@ class NarrateConsumer(BaseConsumer):
         "challenge.settle": "settle",
         "challenge.trait": "trait_ruling",
         "challenge.dismiss_call": "dismiss_call",
+        "mob.open": "mob_open",
+        "mob.close": "mob_close",
+        "mob.void": "mob_void",
     }
 
     async def connect(self) -> None:
@@ -417,6 +420,46 @@ class NarrateConsumer(BaseConsumer):
     def dismiss_call(self, message: dict, msg_id: str) -> None:
         services.challenge_dismiss_call(
             challenge_id=_field(message, "challenge", int),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # Mob scenes (issue 11, section 2) -----------------------------------------
+    @database_sync_to_async
+    def _render_mobs(self) -> str:
+        mobs = views.mob_views(self.session, None)
+        self.stamp_parts = {**self.stamp_parts, "mob": heartbeat.mob_part(mobs)}
+        return render_to_string("challenges/_mob_dashboard.html", {"mobs": mobs, "oob": True})
+
+    async def mob_updated(self, event: dict) -> None:
+        await self.send_stamped(await self._render_mobs())
+
+    @database_sync_to_async
+    def mob_open(self, message: dict, msg_id: str) -> None:
+        ids = message.get("characters") or []
+        services.mob_open(
+            session=self.session,
+            characters=[views.character_in_session(self.session, pk) for pk in ids],
+            category=_field(message, "category", str, limit=20),
+            is_attack=message.get("is_attack") is True,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def mob_close(self, message: dict, msg_id: str) -> None:
+        services.mob_close_choosing(
+            mob_id=_field(message, "mob", int), user=self.scope["user"], msg_id=msg_id
+        )
+
+    @database_sync_to_async
+    def mob_void(self, message: dict, msg_id: str) -> None:
+        reason = (_field(message, "reason", str, required=False) or "").strip()
+        if not reason:
+            raise BadMessage("Give a reason to end a mob scene: it is kept in the history.")
+        services.mob_void(
+            mob_id=_field(message, "mob", int),
+            reason=reason,
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -55,6 +55,10 @@ class PlayConsumer(BaseConsumer):
         "challenge.answer": "answer",
         "challenge.accept": "accept_result",
         "challenge.call_narrator": "call_narrator",  # s11 rulings
+        "mob.choose": "mob_choose",
+        "mob.leader": "mob_leader",
+        "mob.bid": "mob_bid",
+        "mob.hurt": "mob_hurt",
     }
 
     async def connect(self) -> None:
@@ -432,6 +436,65 @@ class PlayConsumer(BaseConsumer):
         services.challenge_accept(
             challenge_id=_field(message, "challenge", int),
             character=self.character,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # Mob scenes (issue 11, section 2) -----------------------------------------
+    @database_sync_to_async
+    def _render_mobs(self) -> str:
+        """Her mob scenes, out of band (``_mob_scenes.html``)."""
+        self.sheet = character_sheet(self.character, self.session)
+        mobs = views.phone_mobs(self.character, self.session, self.sheet)
+        self.stamp_parts = {**self.stamp_parts, "mob": heartbeat.mob_part(mobs)}
+        return render_to_string("challenges/_mob_scenes.html", {"mobs": mobs, "oob": True})
+
+    async def mob_updated(self, event: dict) -> None:
+        if self.session is None or event.get("session_id") != self.session.pk:
+            return
+        await self.send_stamped(await self._render_mobs())
+
+    @database_sync_to_async
+    def mob_choose(self, message: dict, msg_id: str) -> None:
+        services.mob_choose(
+            mob_id=_field(message, "mob", int),
+            character=self.character,
+            target=_field(message, "target", int, required=False),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def mob_leader(self, message: dict, msg_id: str) -> None:
+        services.mob_pick_leader(
+            mob_id=_field(message, "mob", int),
+            character=self.character,
+            leader=_field(message, "leader", int),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def mob_bid(self, message: dict, msg_id: str) -> None:
+        bids = [] if _flag(message, "give_up") else _names(message, "bids", "bid")
+        if not bids and not _flag(message, "give_up"):
+            raise BadMessage("Choose a Trait to bid.")
+        services.mob_bid(
+            mob_id=_field(message, "mob", int),
+            character=self.character,
+            bids=bids,
+            effect=_field(message, "effect", str, required=False, limit=100) or "",
+            damage=_field(message, "damage", int, required=False) or 1,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def mob_hurt(self, message: dict, msg_id: str) -> None:
+        services.mob_hurt(
+            mob_id=_field(message, "mob", int),
+            character=self.character,
+            attacker=_field(message, "attacker", int, required=False),
             user=self.scope["user"],
             msg_id=msg_id,
         )

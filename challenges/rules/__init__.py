@@ -2,7 +2,7 @@
 
 No Django here (tests/rules/test_boundary.py proves it). Types live in
 ``core``, ruleset policies in ``rulesets`` (MET rule options in
-``options``), what a state means under its options (modifiers, retests open,
+``options``), mob scenes in ``mob``, what a state means under its options (modifiers, retests open,
 every legal move) in ``judge``, transitions in ``engine``; every public name
 is re-exported here. Rule sources: seeds/000 (MET *The
 Apocalypse*, "Rules") and /work/shared/RULES.md.
@@ -55,12 +55,31 @@ from challenges.rules.engine import (
     void,
 )
 from challenges.rules.judge import Moves, legal_moves, modifiers, retest_offers
+from challenges.rules.mob import (
+    AttackerBid,
+    MobOutcome,
+    MobScene,
+    MobStage,
+    MobTarget,
+    MobTransition,
+    choose_target,
+    close_choosing,
+    defender_must_bid,
+    hurt,
+    mob_bid,
+    open_mob,
+    order_targets,
+    pick_leader,
+    play_test,
+    void_mob,
+)
 from challenges.rules.options import PRESETS, MetOptions, changed_options
 from challenges.rules.rulesets import RULESETS, Ruleset, bids_required, get_ruleset
 
 __all__ = [
     "PRESETS",
     "RULESETS",
+    "AttackerBid",
     "Category",
     "ChallengeState",
     "Chooser",
@@ -71,6 +90,11 @@ __all__ = [
     "Kind",
     "Loss",
     "MetOptions",
+    "MobOutcome",
+    "MobScene",
+    "MobStage",
+    "MobTarget",
+    "MobTransition",
     "Moves",
     "NegativeCall",
     "Outcome",
@@ -96,14 +120,23 @@ __all__ = [
     "call_negative",
     "call_retest",
     "changed_options",
+    "choose_target",
+    "close_choosing",
     "declare",
+    "defender_must_bid",
     "get_ruleset",
+    "hurt",
     "legal_moves",
+    "mob_bid",
     "modifiers",
     "narrator_retest",
+    "open_mob",
     "open_opposed",
     "open_simple",
     "open_static",
+    "order_targets",
+    "pick_leader",
+    "play_test",
     "preempt",
     "relent",
     "respond",
@@ -112,4 +145,5 @@ __all__ = [
     "spend_blood",
     "throw",
     "void",
+    "void_mob",
 ]

@@ -636,6 +636,9 @@ class ChallengeState:
     a simple test's tie rule (``ukm``); ``object_overbids`` and
     ``object_retests``: the narrator's side of a static challenge may overbid
     and retest (a prepared static's permissions, played by the engine).
+    a simple test's tie rule (``ukm``). ``mob_attackers``: in the test of a
+    mob scene's target (``challenges.rules.mob``), how many attackers the
+    challenger leads (0: not a mob's test).
 
     The state holds both throws and both Trait pools: it is the server's
     record, never to be sent to a player as is.
@@ -683,6 +686,7 @@ class ChallengeState:
     difficult: bool = False
     object_overbids: bool = False
     object_retests: bool = False
+    mob_attackers: int = 0
 
     def of(self, side: Side, name: str) -> Any:
         """The per-side field ``name`` of ``side``: ``of(DEFENDER, "owed")`` is
@@ -816,6 +820,7 @@ class ChallengeState:
             "difficult": self.difficult,
             "object_overbids": self.object_overbids,
             "object_retests": self.object_retests,
+            "mob_attackers": self.mob_attackers,
         }
 
     @classmethod
@@ -881,4 +886,5 @@ class ChallengeState:
             difficult=bool(d.get("difficult", False)),
             object_overbids=bool(d.get("object_overbids", False)),
             object_retests=bool(d.get("object_retests", False)),
+            mob_attackers=int(d.get("mob_attackers", 0)),
         )

@@ -115,7 +115,8 @@ def modifiers(state: ChallengeState, side: Side) -> tuple[tuple[str, int], ...]:
       other could not match with one more Trait (seeds/000 "Negative Traits");
     - ``ukm``: −1 for each Negative Trait of hers the other named correctly,
       −1 for each she named wrongly (seeds/004 "Negative Traits"); −1 when
-      Bruised (seeds/004 "Trait Categories");
+      Bruised (seeds/004 "Trait Categories"); a mob's defender −1 per attacker
+      beyond the leader (seeds/004 "Mob Scenes");
     - Blood Traits spent, in a Physical challenge (seeds/004 "Expending Blood");
     - her weapon's bonus Traits when she has its Ability (seeds/004 "Weapons").
 
@@ -134,6 +135,9 @@ def modifiers(state: ChallengeState, side: Side) -> tuple[tuple[str, int], ...]:
             out.append((f"{call.name}: wrong call", -1))
         elif call.caller is not side and call.correct:
             out.append((f"{call.name}: Negative Trait", -1))
+    extra = state.mob_attackers - 1
+    if side is Side.DEFENDER and extra > 0 and opts.mob_extra_attackers_down:
+        out.append((f"Mob: {extra} more attacker{'s' if extra > 1 else ''}", -extra))
     if who.health == HealthLevel.BRUISED and opts.bruised.value == "one_trait_down":
         out.append(("Bruised", -1))
     blood = state.of(side, "blood") + who.blood_traits

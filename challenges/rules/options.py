@@ -137,6 +137,11 @@ class MetOptions:
     surprise: bool = _opt(False, "extras", 'seeds/004 "Negative Traits" (Surprise paragraph)')
     firearms_one_category: bool = _opt(False, "extras", 'seeds/004 "Trait Categories"')
     mob_attackers_max: int = _opt(0, "extras", 'seeds/004 "Mob Scenes"')
+    mob_defender_bids_each: bool = _opt(
+        True, "extras", 'seeds/000 "The Mob Scene"; seeds/004 "Mob Scenes"'
+    )
+    mob_extra_attackers_down: bool = _opt(False, "extras", 'seeds/004 "Mob Scenes"')
+    mob_most_damaging_effect: bool = _opt(False, "extras", 'seeds/004 "Mob Scenes"')
 
 
 MET_CLASSIC = MetOptions()
@@ -166,6 +171,9 @@ UKM = MetOptions(
     surprise=True,
     firearms_one_category=True,
     mob_attackers_max=5,
+    mob_defender_bids_each=False,
+    mob_extra_attackers_down=True,
+    mob_most_damaging_effect=True,
 )
 """seeds/004 (UK Masquerade), played by the engine as ruleset ``ukm``."""
 
@@ -195,12 +203,16 @@ READ_BY_ENGINE = frozenset(
         "blood_traits_max",
         "weapon_bonus_in_ties",
         "surprise",
+        "mob_attackers_max",
+        "mob_defender_bids_each",
+        "mob_extra_attackers_down",
+        "mob_most_damaging_effect",
     }
 )
 """The options the engine reads. Not read: ``firearms_one_category`` (a
-challenge has one category, so Mental or Physical is never both) and
-``mob_attackers_max`` (mob scenes come with the narrator's side of the
-evening)."""
+challenge has one category, so Mental or Physical is never both). The
+``mob_*`` options are read by ``challenges.rules.mob`` (and
+``judge.modifiers``)."""
 
 
 def option_rows() -> dict[str, str]:

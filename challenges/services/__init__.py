@@ -15,6 +15,7 @@ declare), :mod:`~challenges.services.retests` (between bids and result: relent,
 Negative Traits, added bids, Blood, Rage, retests and answers, accept),
 :mod:`~challenges.services.static` (a narrator's static challenge
 and simple test; a prepared static opened from its QR code),
+:mod:`~challenges.services.mob` (mob scenes),
 :mod:`~challenges.services.rulings` (void, settle, forced retest, a Trait
 given back or taken, a call for a narrator, Time out, Resume),
 :mod:`~challenges.services.session` (start, end, who is here) and
@@ -36,6 +37,15 @@ from challenges.services._reads import (
     combatant,
     combatants,
     open_bids,
+)
+from challenges.services.mob import (
+    mob_bid,
+    mob_choose,
+    mob_close_choosing,
+    mob_hurt,
+    mob_open,
+    mob_pick_leader,
+    mob_void,
 )
 from challenges.services.npcs import npc_answer_due, npc_answer_session_due, npc_set, npc_sides
 from challenges.services.opposed import (
@@ -112,6 +122,13 @@ __all__ = [
     "npc_answer_session_due",
     "npc_set",
     "npc_sides",
+    "mob_bid",
+    "mob_choose",
+    "mob_close_choosing",
+    "mob_hurt",
+    "mob_open",
+    "mob_pick_leader",
+    "mob_void",
     "open_bids",
     "prepared_static_open",
     "presence_set",

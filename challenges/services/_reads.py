@@ -14,12 +14,14 @@ from typing import Any, NamedTuple
 from django.db import connection
 from django.utils.dateparse import parse_datetime
 
+from challenges.models import MobScene
 from challenges.rules import (
     Category,
     ChallengeState,
     Combatant,
     HealthLevel,
     Immunity,
+    MobStage,
     Pool,
     Rating,
     TraitHolding,
@@ -44,6 +46,8 @@ _ABILITY = Ability._meta.db_table
 _DISCIPLINE = Discipline._meta.db_table
 _WEAPON = WeaponRow._meta.db_table
 _IMMUNITY = ImmunityRow._meta.db_table
+_MOB = MobScene._meta.db_table
+_MOB_PEOPLE = MobScene.participants.through._meta.db_table
 _POOLS = tuple(Pool(name) for name in Character.POOLS)
 
 
@@ -102,7 +106,7 @@ def open_bids(
     :class:`OpenBid` per copy, in challenge order (one query)."""
     # By stage: the (session, stage) index then skips the evening's resolved ones.
     sql = (
-        f"SELECT id, challenger_id, defender_id, state FROM {_CHALLENGE} "
+        f"SELECT id, challenger_id, defender_id, state, 0 FROM {_CHALLENGE} "
         f"WHERE session_id = %s AND stage IN ({_marks(_OPEN_STAGES)}) "
         f"AND (challenger_id IN ({_marks(ids)}) OR defender_id IN ({_marks(ids)}))"
     )
@@ -110,10 +114,22 @@ def open_bids(
     if exclude_challenge_id is not None:
         sql += " AND id <> %s"
         params.append(exclude_challenge_id)
+    # Issue 11: bids of a mob scene's current target not (yet) in its test's challenge.
+    sql += (
+        f" UNION ALL SELECT COALESCE(challenge_id, 0), 0, 0, state, 1 FROM {_MOB} "
+        f"WHERE session_id = %s AND stage IN (%s, %s) AND id IN "
+        f"(SELECT mobscene_id FROM {_MOB_PEOPLE} WHERE character_id IN ({_marks(ids)}))"
+    )
+    params += [session_id, MobStage.BIDS.value, MobStage.TEST.value, *ids]
     bids = []
-    for challenge_id, challenger_id, defender_id, state in _rows(sql + " ORDER BY id", params):
+    for challenge_id, challenger_id, defender_id, state, mob in _rows(
+        sql + " ORDER BY 5, 1", params
+    ):
         if isinstance(state, str | bytes):
             state = json.loads(state)
+        if mob:
+            bids += _mob_bids(state, ids, challenge_id)
+            continue
         category = state.get("category") or ""
         defender = state.get("defender") or {"name": "the narrator"}
         title = f"{state['challenger']['name']} vs {defender['name']}"
@@ -131,6 +147,32 @@ def open_bids(
                 key = _risk_key(trait_id, name, category)
                 bids.append(OpenBid(pk, challenge_id, key, name, title))
     return bids
+
+
+def _mob_bids(state: dict, ids: Sequence[int], challenge_id: int) -> list[OpenBid]:
+    """The copies ``ids`` bid on a mob scene's current target (its
+    ``MobScene.to_dict()`` ``state``) that its test's challenge does not hold:
+    every bid before the test opens, then the attackers' but the leader's."""
+    target = state["targets"][state["current"]]
+    category = state["category"]
+    opened = target["test"] is not None
+    out = []
+    for character_id, name, trait_id, *_ in target["bids"]:
+        if character_id in ids and not (opened and character_id == target["leader"]):
+            out.append(
+                OpenBid(
+                    character_id,
+                    challenge_id,
+                    _risk_key(trait_id, name, category),
+                    name,
+                    "Mob scene",
+                )
+            )
+    if not opened and target["defender"] in ids:
+        for name, trait_id in target["defender_bids"]:
+            key = _risk_key(trait_id, name, category)
+            out.append(OpenBid(target["defender"], challenge_id, key, name, "Mob scene"))
+    return out
 
 
 def _at_risk(

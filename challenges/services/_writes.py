@@ -18,6 +18,7 @@ from challenges.models import Challenge, Event, Test, TraitLoss
 from challenges.realtime import (
     CHALLENGE_UPDATED,
     CHARACTER_UPDATED,
+    MOB_UPDATED,
     broadcast_on_commit,
     character_group,
     narrators_group,
@@ -127,7 +128,21 @@ def _save(
         for character_id in state.wounds:
             _wound(challenge.session_id, character_id)
         pooled |= _save_blood(challenge.session_id, state)
+        if state.mob_attackers:
+            # A mob scene's test: its target is settled, the next one starts.
+            from challenges.services.mob import _test_resolved
 
+            _test_resolved(challenge, state, actor)
+
+    if state.mob_attackers and not newly_resolved:
+        # A mob scene's test moved: the dashboard's scene says whose move it is.
+        broadcast_on_commit(
+            [narrators_group(challenge.session_id)],
+            MOB_UPDATED,
+            mob_id=0,
+            session_id=challenge.session_id,
+            version=0,
+        )
     groups = [character_group(c) for c in touched] + [narrators_group(challenge.session_id)]
     # The version lets every dashboard of a worker share one rendering of the
     # change, and every connection of this worker this very row.

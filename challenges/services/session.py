@@ -41,6 +41,10 @@ def _end_session(session: GameSession, user) -> list[int]:
     ended" (nobody loses anything; its events carry no actor, the "session_ended"
     Event names who ended it), the time out is lifted. Returns the voided ids."""
     voided = []
+    # Issue 11: open mob scenes end first, so that no voided test starts a next target.
+    from challenges.services.mob import _end_mobs
+
+    _end_mobs(session, SESSION_ENDED_REASON)
     unresolved = Challenge.objects.select_for_update().filter(
         session=session, stage__in=_OPEN_STAGES
     )

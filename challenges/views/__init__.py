@@ -25,6 +25,7 @@ from challenges.views.dashboard import (
     dashboard_row_context,
     roster_row_context,
 )
+from challenges.views.mob import MobView, mob_view, mob_views, phone_mobs
 from challenges.views.pages import (
     dashboard_url,
     home,
@@ -70,6 +71,7 @@ __all__ = [
     "RESULT_COLLAPSE_SECONDS",
     "ChallengeView",
     "LostCopy",
+    "MobView",
     "RosterRow",
     "SharedRenders",
     "TestView",
@@ -84,6 +86,8 @@ __all__ = [
     "dashboard_row_context",
     "dashboard_url",
     "home",
+    "mob_view",
+    "mob_views",
     "narrate",
     "narrate_character",
     "narrate_index",
@@ -92,6 +96,7 @@ __all__ = [
     "opponents",
     "phone_cards_shown",
     "phone_challenge",
+    "phone_mobs",
     "play",
     "play_context",
     "player_seat",

@@ -22,6 +22,7 @@ from challenges.services.clocks import (
     clock_views,
     injury_choices,
 )
+from challenges.views.mob import mob_views
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, character_sheets
@@ -165,6 +166,7 @@ def dashboard_context(session: GameSession) -> dict:
         "roster": _roster(session, list(present.order_by("name"))),
         "categories": list(Category),
         "difficult_tests": difficult_tests(session),
+        "mobs": mob_views(session, None),  # issue 11: mob scenes
     }
 
 
@@ -265,4 +267,5 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
         "rows": rows,
         "present": presence is not None and presence.status in ON_ROSTER,
         "difficult_tests": difficult_tests(session),
+        "mobs": mob_views(session, None),  # issue 11: mob scenes
     }

@@ -15,6 +15,7 @@ from challenges.rows import committed_rows
 from challenges.rules import Category, Combatant, RulesError, Stage, bids_required, get_ruleset
 from challenges.rules.judge import stamina_only
 from challenges.services.clocks import clock_views
+from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet
@@ -52,6 +53,7 @@ def play_context(
         **start_options(sheet),
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
+        "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
     }
 
 

@@ -197,7 +197,7 @@ def test_the_character_panel_shows_her_sheet_tonight_and_starts_tests_for_her(
     game, django_assert_num_queries
 ):
     made = _four(game)
-    with django_assert_num_queries(9):  # however many challenges, losses and bids
+    with django_assert_num_queries(10):  # however many challenges, losses, bids (and mob scenes)
         views.character_panel_context(game["session"], game["grady"].pk)
     grady, session = game["grady"], game["session"]
     client = Client()

@@ -76,6 +76,9 @@ PRESET_VALUES = [
     ("surprise", False, True),
     ("firearms_one_category", False, True),
     ("mob_attackers_max", 0, 5),
+    ("mob_defender_bids_each", True, False),
+    ("mob_extra_attackers_down", False, True),
+    ("mob_most_damaging_effect", False, True),
 ]
 
 
