@@ -12,7 +12,15 @@ from django.db.models import Q
 
 from challenges.models import Challenge
 from challenges.rows import committed_rows
-from challenges.rules import Category, Combatant, RulesError, Stage, bids_required, get_ruleset
+from challenges.rules import (
+    Category,
+    Combatant,
+    HealthLevel,
+    RulesError,
+    Stage,
+    bids_required,
+    get_ruleset,
+)
 from challenges.rules.judge import stamina_only
 from challenges.services.clocks import clock_views
 from challenges.views.mob import phone_mobs
@@ -47,7 +55,7 @@ def play_context(
         "character": character,
         "session": session,
         "sheet": sheet,
-        "clock": clock_views(session, {character.pk: sheet})[character.pk],  # s11 clocks
+        "clock": _clock(character, session, sheet),
         "challenges": challenges,
         **choice,
         **start_options(sheet),
@@ -55,6 +63,15 @@ def play_context(
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
         "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
     }
+
+
+def _clock(character: Character, session: GameSession | None, sheet: Sheet) -> dict | None:
+    """Her health clock for the phone (``services.clocks.clock_view``), or None
+    when she is Healthy: no clock runs then (every clock needs a wound), so a
+    healthy phone's view costs no query for it."""
+    if sheet.health == HealthLevel.HEALTHY:
+        return None
+    return clock_views(session, {character.pk: sheet})[character.pk]
 
 
 def start_options(sheet: Sheet) -> dict:
