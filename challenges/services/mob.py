@@ -206,12 +206,10 @@ def npc_mob_due(row: MobSceneRow) -> MobSceneRow:
     nothing either during a time out or after the session's end: the moves
     wait for Resume (:func:`npc_mob_session_due`)."""
     scene = MobScene.from_dict(row.state)
-    if scene.stage is MobStage.SETTLED:
+    if scene.stage is MobStage.SETTLED or getattr(row, "has_npcs", None) is False:
         return row
     if scene.stage is MobStage.TEST:
         return _npc_test_due(row)
-    if getattr(row, "has_npcs", None) is False:
-        return row
     npcs = {
         pk: Relents(relents)
         for pk, relents in Character.objects.filter(

@@ -270,3 +270,27 @@ def test_npcs_against_an_npc_settle_the_whole_target_in_the_last_players_move(
     assert target["outcome"] == MobOutcome.ATTACKERS_WIN.value  # rock beats scissors
     assert health(t, "gil") == 1
     assert done.challenge.is_resolved
+
+
+def test_a_ruling_in_a_time_out_leaves_the_npcs_next_mob_move_to_resume(monkeypatch) -> None:
+    """A narrator settles the test for Eve during a time out: whom she hurts
+    waits for Resume, then she hurts the leader."""
+    throws_rock(monkeypatch)
+    t = table()
+    mob = opened(t, "ann", "bob", "eve")
+    by(t, "ann", services.mob_choose, mob_id=mob.pk, target=t["eve"].pk)
+    by(t, "bob", services.mob_choose, mob_id=mob.pk, target=t["eve"].pk)
+    by(t, "ann", services.mob_pick_leader, mob_id=mob.pk, leader=t["ann"].pk)
+    by(t, "ann", services.mob_bid, mob_id=mob.pk, bids=["Ann1"])
+    by(t, "bob", services.mob_bid, mob_id=mob.pk, bids=["Bob1"])
+    test = scene(mob).challenge
+    services.session_time_out(session=t["session"], user=t["narrator"], msg_id=mid())
+    services.challenge_settle(
+        challenge_id=test.pk, winner="defender", reason="ruled", user=t["narrator"], msg_id=mid()
+    )
+    assert scene(mob).stage == MobStage.HURT  # Eve's choice is held
+    assert health(t, "ann") == 0
+    services.session_resume(session=t["session"], user=t["narrator"], msg_id=mid())
+    done = scene(mob)
+    assert done.stage == MobStage.SETTLED and done.state["targets"][0]["hurt"] == t["ann"].pk
+    assert health(t, "ann") == 1
