@@ -201,10 +201,10 @@ def npc_mob_due(row: MobSceneRow) -> MobSceneRow:
     (:func:`~challenges.services.npcs.npc_answer_due`); return the row as
     they left it. The choices are :func:`challenges.rules.npc.npc_mob_move`'s.
 
-    Nothing (one query; none for a row read by :func:`_lock_mob` with no
-    such NPC in it, or once settled) when no participant is such an NPC or none of them has a move;
-    nothing either during a time out or after the session's end: the moves
-    wait for Resume (:func:`npc_mob_session_due`)."""
+    Nothing when no participant is such an NPC or none of them has a move
+    (one query; none for a row read by :func:`_lock_mob` with no such NPC in
+    it, or once settled); nothing either during a time out or after the
+    session's end: the moves wait for Resume (:func:`npc_mob_session_due`)."""
     scene = MobScene.from_dict(row.state)
     if scene.stage is MobStage.SETTLED or getattr(row, "has_npcs", None) is False:
         return row
