@@ -34,17 +34,31 @@ Pure functions; no Django (tests/rules/test_boundary.py).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from enum import StrEnum
 
 from challenges.rules import engine, judge
 from challenges.rules.core import (
+    Category,
     ChallengeState,
+    Combatant,
     HealthLevel,
     RetestKind,
     Side,
     Stage,
     Throw,
+    TraitHolding,
     Transition,
+)
+from challenges.rules.mob import (
+    MobScene,
+    MobStage,
+    MobTransition,
+    choose_target,
+    defender_must_bid,
+    hurt,
+    mob_bid,
+    pick_leader,
 )
 
 
@@ -95,9 +109,14 @@ def best_bids(state: ChallengeState, side: Side, need: int) -> tuple[str, ...]:
         t.free - (bid_ids[t.trait_id] if t.trait_id is not None else bid_names[t.name])
         for t in usable
     ]
+    return _pick(usable, left, need)
+
+
+def _pick(usable: list[TraitHolding], left: list[int], need: int) -> tuple[str, ...]:
+    """``need`` names from ``usable`` (copies ``left`` of each), one copy per
+    pick: the most copies left, among equals the first on the sheet."""
     picks: list[str] = []
     for _ in range(need):
-        # The most copies left; among equals the first on the sheet.
         best = max(range(len(usable)), key=lambda i: (left[i], -i), default=None)
         if best is None or left[best] <= 0:
             break
@@ -108,11 +127,15 @@ def best_bids(state: ChallengeState, side: Side, need: int) -> tuple[str, ...]:
 
 def wants_to_relent(state: ChallengeState, side: Side, relents: Relents) -> bool:
     """``relents`` asks ``side`` to relent now (before its own Traits count)."""
+    who = state.combatant(side)
+    return who is not None and _relents_now(who, relents)
+
+
+def _relents_now(who: Combatant, relents: Relents) -> bool:
     relents = Relents(relents)
     if relents is Relents.ALWAYS:
         return True
-    who = state.combatant(side)
-    return relents is Relents.WOUNDED and who is not None and who.health >= HealthLevel.WOUNDED
+    return relents is Relents.WOUNDED and who.health >= HealthLevel.WOUNDED
 
 
 def _best_ability(state: ChallengeState, side: Side) -> str:
@@ -206,4 +229,103 @@ def npc_moves(
                 break
         else:
             return out
+    return out
+
+
+# --- mob scenes (issue 11 section 4: "mob scenes can include them") ----------------
+
+
+def mob_best_bids(who: Combatant, category: Category, need: int) -> tuple[str, ...]:
+    """The ``need`` Trait names ``who`` bids in a mob scene's ``category``,
+    chosen as :func:`best_bids` chooses (most copies free, ties by sheet
+    order); fewer when she has too few copies free."""
+    usable = [t for t in who.traits if t.category is category and not t.negative]
+    return _pick(usable, [t.free for t in usable], need)
+
+
+def mob_leader(scene: MobScene) -> int:
+    """The leader NPC attackers name for the current target: the attacker
+    with the most copies free in the scene's category (the strongest tests
+    for the group, seeds/000 "This group must also choose a leader"), among
+    equals the first in the narrator's order. ValueError: no current target."""
+    target = scene.target
+    if target is None:
+        raise ValueError("mob_leader: no target is being settled")
+    free = {
+        a: sum(
+            t.free for t in scene.who(a).traits if t.category is scene.category and not t.negative
+        )
+        for a in target.attackers
+    }
+    return max(target.attackers, key=lambda a: (free[a], -target.attackers.index(a)))
+
+
+def npc_mob_move(
+    scene: MobScene, npcs: Mapping[int, Relents], *, now: float
+) -> MobTransition | None:
+    """The one mob move due now from an auto-answering NPC of ``scene``
+    (``npcs``: {character id: its "relents" setting}, the scene's
+    auto-answering NPCs), or None (docs/guide.md "Running NPCs"):
+
+    - **choosing**: it points at nobody (it defends; the seeds give an NPC no
+      rule and its choice may not read the others' secret ones), and only
+      once every participant still to choose is such an NPC, so that a
+      narrator may first choose a target for it from its phone screen;
+    - **leader**: when every attacker of the target is such an NPC, they name
+      :func:`mob_leader` (with a player among them, the players pick);
+    - **bids**: an attacker bids its best Trait (:func:`mob_best_bids`), no
+      stated effect, one health level; a defender bids the
+      :func:`~challenges.rules.mob.defender_must_bid` Traits it must, or gives
+      up when its "relents" says so (:func:`wants_to_relent`'s rule) or it
+      cannot bid them; an attacker with no Trait free makes no move;
+    - **hurt**: a defender who won hurts the attackers' leader.
+
+    The target's test is an ordinary challenge: :func:`npc_move` plays it.
+    Every move returned is one the mob engine accepts."""
+    target = scene.target
+    if scene.stage is MobStage.CHOOSING:
+        waiting = scene.waiting_on
+        if waiting and all(c in npcs for c in waiting):
+            return choose_target(scene, chooser=waiting[0], target=None, now=now)
+        return None
+    if target is None:
+        return None
+    if scene.stage is MobStage.LEADER:
+        if all(a in npcs for a in target.attackers):
+            leader = mob_leader(scene)
+            return pick_leader(scene, by=leader, leader=leader, now=now)
+        return None
+    if scene.stage is MobStage.BIDS:
+        for c in scene.waiting_on:
+            if c not in npcs:
+                continue
+            who = scene.who(c)
+            if c == target.defender:
+                need = defender_must_bid(scene, target)
+                bids = mob_best_bids(who, scene.category, need)
+                give_up = len(bids) < need or _relents_now(who, npcs[c])
+                return mob_bid(scene, character=c, bids=None if give_up else bids, now=now)
+            bids = mob_best_bids(who, scene.category, 1)
+            if bids:
+                return mob_bid(scene, character=c, bids=bids, now=now)
+        return None
+    if scene.stage is MobStage.HURT and target.defender in npcs:
+        leader = target.leader if target.leader is not None else target.attackers[0]
+        return hurt(scene, attacker=leader, now=now)
+    return None
+
+
+def npc_mob_moves(
+    scene: MobScene, npcs: Mapping[int, Relents], *, now: float
+) -> list[MobTransition]:
+    """Every mob move the auto-answering NPCs ``npcs`` make one after the
+    other from ``scene`` (:func:`npc_mob_move`) until none is due, at most
+    :data:`MAX_NPC_MOVES` per NPC in the scene; [] when none is due."""
+    out: list[MobTransition] = []
+    while len(out) < MAX_NPC_MOVES * max(1, len(npcs)):
+        step = npc_mob_move(scene, npcs, now=now)
+        if step is None:
+            break
+        out.append(step)
+        scene = step.scene
     return out

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from challenges import rules
@@ -33,6 +34,8 @@ from challenges.realtime import (
     narrators_group,
 )
 from challenges.rules import Kind, MobScene, MobStage, Transition
+from challenges.rules import npc as rules_npc
+from challenges.rules.npc import Relents
 from challenges.services._core import (
     MAX_STAKES,
     ActionRefused,
@@ -48,6 +51,7 @@ from challenges.services._core import (
 )
 from challenges.services._reads import _presence_seats, combatants
 from challenges.services._writes import _save, _save_losses, _wound
+from challenges.services.npcs import npc_answer_due
 from characters.models import Character, GameSession, Presence
 
 MAX_MOB = 20
@@ -66,10 +70,18 @@ def _lock_mob(mob_id: int, *, for_play: bool, with_test: bool = False) -> MobSce
     (:func:`_lock_challenge`), its characters (:func:`_lock_characters`), and
     the scene row (FOR UPDATE where the database has it). ActionRefused if
     there is no such scene, or the session refuses the move."""
-    found = MobSceneRow.objects.filter(pk=mob_id).values_list("session_id", "challenge_id").first()
+    npc = MobSceneRow.participants.through.objects.filter(
+        mobscene_id=OuterRef("pk"), character__player__isnull=True, character__auto_answer=True
+    )
+    found = (
+        MobSceneRow.objects.filter(pk=mob_id)
+        .annotate(npc=Exists(npc))
+        .values_list("session_id", "challenge_id", "npc")
+        .first()
+    )
     if found is None:
         raise ActionRefused("There is no such mob scene.")
-    session_id, challenge_id = found
+    session_id, challenge_id, has_npcs = found
     _lock_session(session_id, for_play=for_play)
     if with_test and challenge_id is not None:
         _lock_challenge(challenge_id, for_play=for_play)
@@ -78,7 +90,9 @@ def _lock_mob(mob_id: int, *, for_play: bool, with_test: bool = False) -> MobSce
         people = MobSceneRow.participants.through.objects.filter(mobscene_id=mob_id)
         _lock_characters(*people.values_list("character_id", flat=True))
         rows = rows.select_for_update()
-    return rows.get()
+    row = rows.get()
+    row.has_npcs = has_npcs  # read by npc_mob_due: no query for a scene without NPCs
+    return row
 
 
 def _fresh(row: MobSceneRow, scene: MobScene) -> MobScene:
@@ -107,10 +121,14 @@ def _mob_move(
         return _save_mob(row, before, move(row, before), actor=user)
 
 
-def _save_mob(row: MobSceneRow, before: MobScene | None, transition, *, actor) -> MobSceneRow:
+def _save_mob(
+    row: MobSceneRow, before: MobScene | None, transition, *, actor, npcs: bool = True
+) -> MobSceneRow:
     """Persist a mob transition: for each target newly settled the lost Traits
     its test did not record (the other attackers' bids), every new wound, a
-    Challenge row for a test that opened; the row, its events; broadcasts."""
+    Challenge row for a test that opened; the row, its events; broadcasts.
+    Then (``npcs``) the moves it made due from auto-answering NPCs
+    (:func:`npc_mob_due`), and the row as they left it."""
     scene = transition.scene
     old = before.targets if before is not None else ()
     earlier_test = row.challenge_id  # the events before a new test opens are about this one
@@ -170,7 +188,80 @@ def _save_mob(row: MobSceneRow, before: MobScene | None, transition, *, actor) -
             character_id=character_id,
             session_id=row.session_id,
         )
+    return npc_mob_due(row) if npcs else row
+
+
+# --- auto-answering NPCs (issue 11 section 4: "mob scenes can include them") ------
+
+
+def npc_mob_due(row: MobSceneRow) -> MobSceneRow:
+    """Make every mob move due from an auto-answering NPC of the scene ``row``
+    (saved, under the caller's transaction and locks), each saved as its own
+    transition with no actor, then the NPC's moves in a test that opened
+    (:func:`~challenges.services.npcs.npc_answer_due`); return the row as
+    they left it. The choices are :func:`challenges.rules.npc.npc_mob_move`'s.
+
+    Nothing when no participant is such an NPC or none of them has a move
+    (one query; none for a row read by :func:`_lock_mob` with no such NPC in
+    it, or once settled); nothing either during a time out or after the
+    session's end: the moves wait for Resume (:func:`npc_mob_session_due`)."""
+    scene = MobScene.from_dict(row.state)
+    if scene.stage is MobStage.SETTLED or getattr(row, "has_npcs", None) is False:
+        return row
+    if scene.stage is MobStage.TEST:
+        return _npc_test_due(row)
+    npcs = {
+        pk: Relents(relents)
+        for pk, relents in Character.objects.filter(
+            pk__in=_scene_ids(row), player__isnull=True, auto_answer=True
+        ).values_list("pk", "relents")
+    }
+    now = _now()
+    if not npcs or rules_npc.npc_mob_move(scene, npcs, now=now) is None:
+        return row
+    time_out, ended = GameSession.objects.values_list("time_out", "ended_at").get(pk=row.session_id)
+    if time_out or ended is not None:
+        return row
+    before = _fresh(row, scene)
+    moves = rules_npc.npc_mob_moves(before, npcs, now=now)
+    for transition in moves:
+        row = _save_mob(row, before, transition, actor=None, npcs=False)
+        before = transition.scene
+    return _npc_test_due(row) if before.stage is MobStage.TEST else row
+
+
+def _npc_test_due(row: MobSceneRow) -> MobSceneRow:
+    """The moves due from auto-answering NPCs in the scene's open test (two
+    NPCs throw at once; an NPC against a player waits for her throw). When
+    they settle the target, the scene moves on under its own save: the row
+    is read again."""
+    test = row.challenge
+    if test is None or test.is_resolved:
+        return row
+    version = test.version
+    if npc_answer_due(test).version != version:
+        row.refresh_from_db()
     return row
+
+
+def npc_mob_session_due(session_id: int, *, character_id: int | None = None) -> int:
+    """At Resume (or when an NPC's auto-answer is switched on): every open mob
+    scene of the session with an auto-answering NPC in it (only
+    ``character_id``'s, if given) makes its NPCs' due moves
+    (:func:`npc_mob_due`), each under its scene's locks. Run inside a
+    transaction. Returns the number of scenes looked at."""
+    open_ = MobSceneRow.objects.filter(session_id=session_id).exclude(stage=MobStage.SETTLED)
+    if character_id is not None:
+        open_ = open_.filter(participants=character_id)
+    pks = list(
+        open_.filter(participants__player__isnull=True, participants__auto_answer=True)
+        .values_list("pk", flat=True)
+        .distinct()
+        .order_by("pk")
+    )
+    for pk in pks:
+        npc_mob_due(_lock_mob(pk, for_play=True, with_test=True))
+    return len(pks)
 
 
 def _open_test(row: MobSceneRow, state: rules.ChallengeState, actor) -> Challenge:

@@ -130,8 +130,10 @@ def npc_answer_session_due(
 ) -> int:
     """At Resume: every open challenge of the session with an auto-answering
     NPC in it (only ``character_id``'s, if given) gets its due moves
-    (:func:`npc_answer_due`), each under its lock. Run inside a transaction.
-    Returns the number of challenges looked at. One query when there is none."""
+    (:func:`npc_answer_due`), each under its lock, then every open mob scene
+    with one (:func:`~challenges.services.mob.npc_mob_session_due`). Run
+    inside a transaction. Returns the number of challenges and scenes looked
+    at. Two queries when there is none."""
     open_ = Challenge.objects.filter(session_id=session_id).exclude(stage=Stage.RESOLVED.value)
     if character_id is not None:
         open_ = open_.filter(Q(challenger_id=character_id) | Q(defender_id=character_id))
@@ -140,7 +142,10 @@ def npc_answer_session_due(
         challenge = _lock_challenge(pk, for_play=True)
         _lock_characters(challenge.challenger_id, challenge.defender_id)
         npc_answer_due(challenge, choose=choose)
-    return len(candidates)
+    # Mob scenes too (their tests are challenges above; their other moves here).
+    from challenges.services.mob import npc_mob_session_due
+
+    return len(candidates) + npc_mob_session_due(session_id, character_id=character_id)
 
 
 def npc_filter() -> Q:
