@@ -279,3 +279,30 @@ def test_the_mortal_clock_never_takes_more_than_time_allows(
         _, again = advance(clock, T0 + at, MET_CLASSIC)
         assert again == ()
     assert seen == clock.lost + (clock.health is HealthLevel.DEAD)
+
+
+# seeds/000 "Health", the worked example ------------------------------------------
+
+
+def test_howls_at_dawn_incapacitated_by_logan_is_out_ten_minutes_then_heals_to_fight() -> None:
+    """seeds/000 "Health": Logan incapacitates Howls-at-Dawn. He is out of play
+    for ten minutes; awake, he still may not enter a challenge until he has
+    healed a level; a Garou resting out of Homid form heals one every five
+    minutes (seeds/000 "Healing"), and then he may."""
+    from challenges.rules import Combatant
+    from challenges.rules.judge import can_enter
+
+    def may_fight(level: HealthLevel) -> bool:
+        howls = Combatant(1, "Howls-at-Dawn", traits=(), health=level)
+        return can_enter(howls, MET_CLASSIC, initiate=True)
+
+    out = Clock(INCAP, start=T0, garou=True, form=Form.LUPUS)
+    assert not may_fight(out.health)
+    still_out, effects = advance(out, T0 + 9 * MIN, MET_CLASSIC)
+    assert effects == () and not still_out.awake
+    awake, effects = advance(out, T0 + 10 * MIN, MET_CLASSIC)
+    assert kinds(effects) == ["awake"] and awake.health is INCAP and not may_fight(awake.health)
+    resting = replace(awake, rest_start=T0 + 10 * MIN)
+    healed, effects = advance(resting, T0 + 15 * MIN, MET_CLASSIC)
+    assert kinds(effects) == ["healed"] and healed.health is HealthLevel.WOUNDED
+    assert may_fight(healed.health)
