@@ -15,7 +15,7 @@ from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
 
 from challenges.models import Challenge, Event, TraitLoss
 from challenges.rows import committed_rows
-from challenges.rules import Category, Outcome, RulesError, Stage, get_ruleset
+from challenges.rules import Category, HealthLevel, Outcome, RulesError, Stage, get_ruleset
 from challenges.services.clocks import (
     battle_scar_permanent,
     clock_view,
@@ -58,11 +58,17 @@ def _plain_name(name: str) -> str:
 
 def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
     """Roster rows of ``characters``; their sheets in five queries in all,
-    their health clocks in one more."""
+    the health clocks of the wounded among them in one more."""
     sheets = character_sheets(characters, session)
-    clocks = clock_views(session, sheets)
+    # Only a wounded character can have a running clock: a roster of healthy
+    # characters (most of an evening) costs no query and no clock for it.
+    clocks = clock_views(
+        session, {pk: s for pk, s in sheets.items() if s.health != HealthLevel.HEALTHY}
+    )
     return [
-        RosterRow(character=c, sheet=sheets[c.pk], player_name=_player_name(c), clock=clocks[c.pk])
+        RosterRow(
+            character=c, sheet=sheets[c.pk], player_name=_player_name(c), clock=clocks.get(c.pk)
+        )
         for c in characters
     ]
 
