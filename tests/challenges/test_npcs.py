@@ -151,15 +151,7 @@ def test_a_narrator_plays_a_non_auto_npc_from_the_dashboard():
     assert play.status_code == 200
     assert "played by a narrator" in play.content.decode()
 
-    challenge = services.challenge_open(
-        session=world["session"],
-        challenger=world["helen"],
-        defender=spider,
-        category="physical",
-        bids=["Ferocious"],
-        user=world["helen"].player,
-        msg_id=_id(),
-    )
+    challenge = _open(world)
     # Not auto-answering: it waits for the narrator.
     challenge.refresh_from_db()
     assert challenge.stage == Stage.RESPONSE
@@ -200,15 +192,7 @@ def test_a_player_cannot_act_as_an_npc():
     client.force_login(helen.player)
     assert client.get(f"/play/{spider.pk}/").status_code == 404
     assert client.get(f"/play/{spider.pk}/opponents/").status_code == 404
-    challenge = services.challenge_open(
-        session=world["session"],
-        challenger=helen,
-        defender=spider,
-        category="physical",
-        bids=["Ferocious"],
-        user=helen.player,
-        msg_id=_id(),
-    )
+    challenge = _open(world)
     with pytest.raises(services.ActionRefused):
         services.challenge_bid(
             challenge_id=challenge.pk,
@@ -254,16 +238,8 @@ def test_an_npc_answers_at_resume_what_a_time_out_held():
     """Auto-answer switched on while a challenge waits on the NPC, during a
     time out: nothing moves until Resume, which makes the NPC's due move."""
     world = _world(auto=False)
-    narrator, helen, spider = world["narrator"], world["helen"], world["spider"]
-    challenge = services.challenge_open(
-        session=world["session"],
-        challenger=helen,
-        defender=spider,
-        category="physical",
-        bids=["Ferocious"],
-        user=helen.player,
-        msg_id=_id(),
-    )
+    narrator, spider = world["narrator"], world["spider"]
+    challenge = _open(world)
     services.session_time_out(session=world["session"], user=narrator, msg_id=_id())
     spider.auto_answer = True
     spider.save()
@@ -281,15 +257,7 @@ def test_the_npc_throws_in_the_same_move_as_the_player(monkeypatch):
     world = _world()
     monkeypatch.setattr("challenges.services.npcs.draw_throw", lambda options: options[0])
     helen = world["helen"]
-    challenge = services.challenge_open(
-        session=world["session"],
-        challenger=helen,
-        defender=world["spider"],
-        category="physical",
-        bids=["Ferocious"],
-        user=helen.player,
-        msg_id=_id(),
-    )
+    challenge = _open(world)
     services.challenge_throw(
         challenge_id=challenge.pk,
         character=helen,
@@ -323,8 +291,8 @@ def test_the_dashboard_lists_npcs_not_here_and_play_brings_one_in():
     assert f'id="roster-{spider.pk}"' in page and "NPC · auto" in page
 
 
-@database_sync_to_async
-def _open_against(world) -> Challenge:
+def _open(world) -> Challenge:
+    """Helen challenges the spider: Physical, bidding Ferocious."""
     return services.challenge_open(
         session=world["session"],
         challenger=world["helen"],
@@ -334,6 +302,9 @@ def _open_against(world) -> Challenge:
         user=world["helen"].player,
         msg_id=_id(),
     )
+
+
+_open_against = database_sync_to_async(_open)
 
 
 @database_sync_to_async
@@ -389,15 +360,7 @@ def test_the_npc_bids_what_it_still_has_tonight(monkeypatch):
     Trait.objects.filter(character=helen).update(count=20)
 
     def challenge() -> Challenge:
-        return services.challenge_open(
-            session=world["session"],
-            challenger=helen,
-            defender=spider,
-            category="physical",
-            bids=["Ferocious"],
-            user=helen.player,
-            msg_id=_id(),
-        )
+        return _open(world)
 
     first = challenge()
     assert first.state["defender_bids"] == ["Tireless"]
@@ -426,15 +389,7 @@ def test_ukm_equal_counts_the_npc_keeps_its_standing_count_and_accepts(monkeypat
     helen, spider = world["helen"], world["spider"]
     Trait.objects.filter(character=helen, name="Ferocious").update(count=5)
     Ability.objects.create(character=spider, name="Brawl", rating=3)  # an ability retest is open
-    challenge = services.challenge_open(
-        session=world["session"],
-        challenger=helen,
-        defender=spider,
-        category="physical",
-        bids=["Ferocious"],
-        user=helen.player,
-        msg_id=_id(),
-    )
+    challenge = _open(world)
     services.challenge_throw(
         challenge_id=challenge.pk, character=helen, throw="rock", user=helen.player, msg_id=_id()
     )
