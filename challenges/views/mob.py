@@ -21,6 +21,7 @@ from challenges.rules import (
     Side,
     defender_must_bid,
 )
+from challenges.views.seats import sql_column, sql_table
 
 RECENT_MOBS = MOBS_SHOWN
 """Mob scenes a screen shows, the newest first (the heartbeat's ``mob`` part counts them)."""
@@ -174,15 +175,11 @@ def _any_mob_sql(for_player: bool) -> str:
     an answer that is nearly always no."""
     through = MobSceneRow.participants.through._meta
     mob = MobSceneRow._meta
-    quote = connection.ops.quote_name
-
-    def col(meta, name: str) -> str:
-        return quote(meta.get_field(name).column)
-
+    col, table = sql_column, sql_table
     if not for_player:
-        return f"SELECT 1 FROM {quote(mob.db_table)} WHERE {col(mob, 'session')} = %s LIMIT 1"
+        return f"SELECT 1 FROM {table(mob)} WHERE {col(mob, 'session')} = %s LIMIT 1"
     return (
-        f"SELECT 1 FROM {quote(through.db_table)} p JOIN {quote(mob.db_table)} m "
+        f"SELECT 1 FROM {table(through)} p JOIN {table(mob)} m "
         f"ON m.{col(mob, 'id')} = p.{col(through, 'mobscene')} "
         f"WHERE m.{col(mob, 'session')} = %s AND p.{col(through, 'character')} = %s LIMIT 1"
     )
