@@ -822,6 +822,33 @@ def test_a_state_round_trips_through_json_at_every_stage() -> None:
         assert BnsChallengeState.from_dict(json.loads(json.dumps(s.to_dict()))) == s
 
 
+# --- docs/rules.md "bns: test pools, maneuvers, the opposed challenge" ------------------
+
+BNS_MOVES = ["open_challenge", "answer", "throw", "retest", "accept", "void", "settle"]
+
+
+@pytest.mark.parametrize("move", BNS_MOVES)
+def test_docs_list_each_bns_move_with_its_arguments(move: str) -> None:
+    import inspect
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+    section = docs.read_text().split("## bns: test pools, maneuvers, the opposed challenge", 1)[1]
+    row = next(line for line in section.splitlines() if line.startswith(f"| `bns.{move}("))
+    documented = row.split("(", 1)[1].split(")", 1)[0].replace(" ", "").split(",")
+    params = inspect.signature(getattr(bns, move)).parameters
+    assert sorted(d for d in documented if d) == sorted(
+        p for p in params if p not in ("state", "now")
+    )
+    assert "seeds/002" in row or "RULES.md" in row
+
+
+def test_every_silent_point_is_an_option_that_says_the_narrator_decides() -> None:
+    doc = bns.BnsOptions.__doc__ or ""
+    for name in bns.BnsOptions.__dataclass_fields__:
+        assert f"``{name}``" in doc, name
+    assert doc.count("the narrator decides") >= 4
+
+
 # --- the auto-answering NPC ----------------------------------------------------------------
 
 

@@ -487,8 +487,9 @@ def throw(
     are in. Then the test's winner (:func:`test_winner`); the loser of the
     first test with Willpower left may retest (stage RETEST), else the
     challenge is resolved: won by the winner of the final test. Events:
-    "threw" {"side"}; once both are in "revealed" {"test", "attacker_throw",
-    "defender_throw", "winner", "tie"}, then "resolved" or nothing more.
+    "threw" {"side", "test"}; once both are in "revealed" {"test",
+    "attacker_throw", "defender_throw", "winner", "tie", "attacker_pool",
+    "defender_pool"}, then "resolved" or nothing more.
     RulesError: not at THROWS, a bad throw, a second throw by the same side.
     seeds/002 "Tests and Challenges", "Winning a Challenge"."""
     side = _side(side)
@@ -524,6 +525,8 @@ def throw(
                 "defender_throw": d_throw.value,
                 "winner": winner.value,
                 "tie": tie,
+                "attacker_pool": a_pool,
+                "defender_pool": d_pool,
             },
         )
     )

@@ -49,8 +49,8 @@ class BnsOptions:
     ``exceptional_order``: see :class:`ExceptionalOrder` (the seed is silent;
     the narrator decides). seeds/002 "Exceptional Success", "Combat Maneuvers".
 
-    ``initiative_tie``: see :class:`InitiativeTie` (the seed is silent; the
-    narrator decides). seeds/002 "Resolving Combat".
+    ``initiative_tie``: see :class:`InitiativeTie`; the seed is silent;
+    the narrator decides. seeds/002 "Resolving Combat".
 
     ``power_damage``: damage a Mental or Social power inflicts on success
     (the seed gives damage only for Physical attacks and says an exceptional
