@@ -135,6 +135,13 @@ def test_a_fighter_round_trips_through_json() -> None:
     assert f.focus is PhysicalFocus.STAMINA and f.wound_track is WoundTrack.INCAPACITATED
 
 
+def test_equal_fighters_hash_alike_so_a_state_can_be_a_set_member() -> None:
+    one = fighter(skills={"Brawl": 2, "Dodge": 1})
+    two = fighter(skills={"Dodge": 1, "Brawl": 2})
+    assert one == two and hash(one) == hash(two)
+    assert len({opened(one, fighter("Bea")), opened(two, fighter("Bea"))}) == 1
+
+
 def test_skills_are_read_case_insensitively_and_missing_ones_are_zero() -> None:
     f = fighter(skills={"Firearms": 4})
     assert f.skill("firearms") == 4 and f.skill("FIREARMS ") == 4

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from challenges.rules.bns.options import BNS
 from challenges.rules.core import Category, RulesError, _as, _norm
 
 
@@ -164,6 +165,11 @@ class Fighter:
             object.__setattr__(self, "focus", _as(PhysicalFocus, self.focus))
         object.__setattr__(self, "wound_track", _as(WoundTrack, self.wound_track))
 
+    def __hash__(self) -> int:
+        # ``skills`` is a dict: hash what equality compares, skills as sorted pairs.
+        skills = tuple(sorted(self.skills.items()))
+        return hash((self.name, self.character_id, self.physical, self.social, self.mental, skills))
+
     def skill(self, name: str) -> int:
         """Her rating in the skill ``name`` (case and spacing ignored), 0 without it."""
         key = _norm(name)
@@ -237,7 +243,7 @@ def test_pool(
     *,
     attack: AttackKind | None = None,
     defence: Defence | None = None,
-    thrown_skill: str = "Melee",
+    thrown_skill: str = BNS.thrown_skill,
     power_skill: str = "",
     modifiers: Sequence[tuple[str, int]] = (),
 ) -> int:
