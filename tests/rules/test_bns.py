@@ -680,6 +680,25 @@ def test_at_most_two_maneuvers_on_one_attack() -> None:
         )
 
 
+def test_willpower_focus_and_assist_together_still_give_two_maneuvers_at_most() -> None:
+    attacker = replace(STRONG, focus=PhysicalFocus.STRENGTH)
+    three = [("disarm", "willpower"), ("grapple", "focus"), ("blinding_attack", "assist")]
+    with pytest.raises(RulesError, match="At most two"):
+        opened(attacker, DOWN, maneuvers=three, assist="player")
+
+
+def test_escaping_a_grapple_is_a_brawl_or_melee_challenge_that_deals_no_damage() -> None:
+    # seeds/002 "Combat Maneuvers", Grapple: "escape ... by besting you in an
+    # opposed challenge (Brawl or Melee)"
+    state = opened(*pools(5, 3), escape=True)
+    state = bns.accept(test_(answered(state), "RS"), side=D, now=NOW).state
+    assert state.result is Result.EXCEPTIONAL and state.damage == 0
+    with pytest.raises(RulesError, match="Brawl or Melee"):
+        opened(*pools(5, 3), attack="firearms", escape=True)
+    with pytest.raises(RulesError, match="Brawl or Melee"):
+        opened(STRONG, DOWN, maneuvers=["grapple"], escape=True)
+
+
 @pytest.mark.parametrize(
     ("attacker_physical", "allowed"), [(3, False), (4, True)], ids=["not higher", "higher"]
 )

@@ -71,6 +71,7 @@ def openings(draw: st.DrawFn) -> dict[str, Any]:
         "assist": draw(st.none() | st.sampled_from(bns.Assist)),
         "defence_assist": draw(st.booleans()),
         "staking": draw(st.booleans()),
+        "escape": draw(st.sampled_from([False, False, False, True])),
         "attacker_blind": draw(st.sampled_from([False, False, False, True])),
         "attacker_modifiers": draw(
             st.lists(st.tuples(st.just("m"), st.integers(-9, 3)), max_size=2)

@@ -35,6 +35,7 @@ from challenges.rules.bns.engine import (
 )
 from challenges.rules.bns.maneuvers import (
     MANEUVERS,
+    MAX_MANEUVERS,
     UNCONSCIOUS_SECONDS,
     Assist,
     Effect,
@@ -66,6 +67,7 @@ __all__ = [
     "DAMAGE",
     "DEFENCE_OF",
     "MANEUVERS",
+    "MAX_MANEUVERS",
     "UNCONSCIOUS_SECONDS",
     "Assist",
     "AttackKind",

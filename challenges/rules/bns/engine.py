@@ -337,6 +337,7 @@ def open_challenge(
     defence_assist: bool = False,
     staking: bool = False,
     attacker_blind: bool = False,
+    escape: bool = False,
     defences: Sequence[Defence | str] | None = None,
     attacker_modifiers: Sequence[tuple[str, int]] = (),
     defender_modifiers: Sequence[tuple[str, int]] = (),
@@ -358,11 +359,15 @@ def open_challenge(
     the one the seed pairs with the attack). ``attacker_blind``: she cannot
     see the defender: without Fighting Blind the attack misses at once
     (stage RESOLVED, Result.FAILURE, Willpower spent stays spent).
+    ``escape``: the grappled attacker tries to escape the defender's Grapple
+    ("besting you in an opposed challenge (Brawl or Melee)"): brawl or melee,
+    no maneuver; a success frees her and deals no damage.
     Events: "opened", then "missed" and "resolved" for such a miss.
     RulesError: a fighter against herself, an unknown attack, a power missing
     or given to a Physical attack, a tactic on a Mental or Social attack, bad
     modifiers, an illegal maneuver. seeds/002 "Tests and Challenges",
-    "Combat Maneuvers", "Physical Focuses in Combat", "Mass Combat".
+    "Combat Maneuvers" (Grapple: escaping), "Physical Focuses in Combat",
+    "Mass Combat".
     """
     if not isinstance(attacker, Fighter) or not isinstance(defender, Fighter):
         raise RulesError("A challenge needs an attacker and a defender.")
@@ -388,6 +393,8 @@ def open_challenge(
     if not allowed:
         raise RulesError("The defender needs at least one defence.")
     uses = _uses(maneuvers)
+    if escape and (kind not in (AttackKind.BRAWL, AttackKind.MELEE) or uses):
+        raise RulesError("A grapple is escaped with Brawl or Melee, without maneuvers.")
     check_maneuvers(
         uses,
         attacker=attacker,
@@ -414,6 +421,7 @@ def open_challenge(
         defence_assist=bool(defence_assist),
         staking=bool(staking),
         attacker_blind=bool(attacker_blind),
+        escape=bool(escape),
         defences=allowed,
         attacker_modifiers=_modifiers(attacker_modifiers),
         defender_modifiers=_modifiers(defender_modifiers),
@@ -605,8 +613,8 @@ def settle(
 def _resolve(
     state: BnsChallengeState, winner: Side, now: float, *, settled: bool = False
 ) -> tuple[BnsChallengeState, Event]:
-    """Resolve for ``winner`` of the final test: the result, damage, effects,
-    and a failed Mental/Social attack's immunity. seeds/002 "Winning a
+    """Resolve for ``winner`` of the final test: the result, damage (none for
+    a grapple escape), effects, and a failed Mental/Social attack's immunity. seeds/002 "Winning a
     Challenge", "Exceptional Success", "Retrying Failed Attacks"."""
     a_pool, d_pool = state.attacker_pool or 0, state.defender_pool or 0
     result = Result.FAILURE
@@ -616,8 +624,15 @@ def _resolve(
     if winner is Side.CHALLENGER:
         exceptional = not settled and is_exceptional(state.tests, a_pool, d_pool)
         result = Result.EXCEPTIONAL if exceptional else Result.SUCCESS
-        damage = damage_of(
-            state.attack, exceptional=exceptional, maneuvers=state.maneuvers, options=state.options
+        damage = (
+            0
+            if state.escape
+            else damage_of(
+                state.attack,
+                exceptional=exceptional,
+                maneuvers=state.maneuvers,
+                options=state.options,
+            )
         )
         effects = effects_of(state, now)
     elif not state.attack.physical:

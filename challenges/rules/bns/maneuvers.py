@@ -76,6 +76,12 @@ class Assist(StrEnum):
     STOCK_NPC = "stock_npc"
 
 
+MAX_MANEUVERS = 2
+"""Maneuvers on one attack at most: one bought with Willpower, one more with an
+ally's Assist Attacker ("This may allow two combat maneuvers to be applied to
+the same attack", seeds/002 "Assist Attacker"); a focus's free one counts
+among the two."""
+
 UNCONSCIOUS_SECONDS = 600.0
 """Knock Out: "your target is unconscious for 10 minutes" (seeds/002)."""
 
@@ -239,8 +245,8 @@ def check_maneuvers(
     Only on a Physical attack; no maneuver twice; at most one bought with
     Willpower (and she has 1 left), at most one free from her focus (a
     focus that gives it, not yet used this combat), at most one from an
-    ally's Assist Attacker (``assist`` PLAYER), so at most two in all (the
-    seed's two with Assist Attacker). Each maneuver's conditions: its attack
+    ally's Assist Attacker (``assist`` PLAYER), and at most two in all
+    (:data:`MAX_MANEUVERS`). Each maneuver's conditions: its attack
     kinds; Knock Out only in the first round against a surprised target who
     is not knockout-immune; Pierce the Heart only against a target in the
     Incapacitated track or a Stock NPC; Knock Out and Knock Down not against
@@ -258,6 +264,8 @@ def check_maneuvers(
     for how, most in ((Payment.WILLPOWER, 1), (Payment.FOCUS, 1), (Payment.ASSIST, 1)):
         if paid.count(how) > most:
             raise RulesError(_TOO_MANY[how])
+    if len(uses) > MAX_MANEUVERS:
+        raise RulesError("At most two maneuvers go on one attack.")
     if Payment.WILLPOWER in paid and attacker.willpower < 1:
         raise RulesError("You have no Willpower left to buy a maneuver.")
     if Payment.ASSIST in paid and assist is not Assist.PLAYER:

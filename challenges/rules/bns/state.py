@@ -138,7 +138,9 @@ class BnsChallengeState:
     ``maneuvers``, ``surprise``, ``first_round``, ``assist`` (an ally's Assist
     Attacker), ``defence_assist`` (a Stock NPC's Assist Defender: +1 to a
     Dodge-based pool), ``staking`` (the weapon has the staking quality),
-    ``attacker_blind`` (she cannot see the defender), ``defences`` (those the
+    ``attacker_blind`` (she cannot see the defender), ``escape`` (a grappled
+    attacker's challenge to escape the defender's Grapple: no damage),
+    ``defences`` (those the
     defender may choose from), ``*_modifiers`` ((reason, amount) pairs given
     by the app: a ruling, equipment), ``options``.
 
@@ -170,6 +172,7 @@ class BnsChallengeState:
     defence_assist: bool = False
     staking: bool = False
     attacker_blind: bool = False
+    escape: bool = False
     defences: tuple[Defence, ...] = ()
     attacker_modifiers: tuple[tuple[str, int], ...] = ()
     defender_modifiers: tuple[tuple[str, int], ...] = ()
@@ -261,6 +264,7 @@ class BnsChallengeState:
             "defence_assist": self.defence_assist,
             "staking": self.staking,
             "attacker_blind": self.attacker_blind,
+            "escape": self.escape,
             "defences": [d.value for d in self.defences],
             "attacker_modifiers": [list(m) for m in self.attacker_modifiers],
             "defender_modifiers": [list(m) for m in self.defender_modifiers],
@@ -302,6 +306,7 @@ class BnsChallengeState:
             defence_assist=bool(d["defence_assist"]),
             staking=bool(d["staking"]),
             attacker_blind=bool(d["attacker_blind"]),
+            escape=bool(d.get("escape", False)),
             defences=tuple(Defence(x) for x in d["defences"]),
             attacker_modifiers=_pairs(d["attacker_modifiers"]),
             defender_modifiers=_pairs(d["defender_modifiers"]),
