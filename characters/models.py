@@ -455,9 +455,13 @@ class Ability(CleanNameMixin, models.Model):
         Skill) refuse a rating above :data:`SKILL_RANGE` (a Skill rated 0 is
         left off the sheet)."""
         super().clean()
-        if self.character_id is None or self.rating is None:
+        # The admin's inline gives a new sheet's Skills their unsaved character.
+        character = self.character if Ability.character.is_cached(self) else None
+        if character is None and self.character_id is not None:
+            character = self.character
+        if character is None or character.chronicle_id is None or self.rating is None:
             return
-        if self.character.chronicle.rules.test_pools and self.rating > SKILL_RANGE[1]:
+        if character.chronicle.rules.test_pools and self.rating > SKILL_RANGE[1]:
             raise ValidationError(
                 {
                     "rating": f"Skills are rated {SKILL_RANGE[0]} to {SKILL_RANGE[1]} "
