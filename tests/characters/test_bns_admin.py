@@ -5,9 +5,10 @@ what a Trait sheet uses; a MET chronicle's page is unchanged."""
 import pytest
 from django.urls import reverse
 
-from characters.models import Ability, Character, Chronicle, Presence
+from characters.models import Character, Chronicle, Presence
 from characters.services import presence_join, session_start
 from tests.characters.test_admin import inline_post, sheet_post
+from tests.factories import make_rosa
 
 pytestmark = pytest.mark.django_db
 
@@ -28,16 +29,7 @@ def bns(admin_user):
 
 @pytest.fixture
 def rosa(bns):
-    rosa = Character.objects.create(
-        chronicle=bns,
-        name="Rosa",
-        physical_attribute=7,
-        social_attribute=3,
-        mental_attribute=4,
-        willpower=6,
-        focus="strength",
-    )
-    Ability.objects.create(character=rosa, name="Brawl", rating=3)
+    rosa = make_rosa(bns, skills=[("Brawl", 3)])
     return rosa
 
 

@@ -10,6 +10,7 @@ from challenges.rules import RULESETS, RulesError, SheetKind, get_ruleset, met_r
 from characters.attribute_sheets import attribute_sheet, wound_tracks
 from characters.models import Ability, Character, Chronicle, Presence
 from characters.services import character_sheet, character_sheets, presence_join, session_start
+from tests.factories import make_rosa
 
 pytestmark = pytest.mark.django_db
 
@@ -20,19 +21,7 @@ def bns():
 
 
 def _brawler(chronicle, **fields):
-    values = {
-        "name": "Rosa",
-        "physical_attribute": 7,
-        "social_attribute": 3,
-        "mental_attribute": 4,
-        "willpower": 6,
-        "focus": "strength",
-        **fields,
-    }
-    character = Character.objects.create(chronicle=chronicle, **values)
-    Ability.objects.create(character=character, name="Brawl", rating=3)
-    Ability.objects.create(character=character, name="Dodge", rating=2)
-    return character
+    return make_rosa(chronicle, **fields)
 
 
 # Ruleset registry ------------------------------------------------------------
