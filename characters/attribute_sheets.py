@@ -169,12 +169,11 @@ def attribute_sheet_of(
     rage_spent: int = 0,
     damage: int = 0,
     form: str = "",
-    seated: bool = False,
 ) -> AttributeSheet:
     """``character``'s :class:`AttributeSheet` from rows already read: her
-    Skills as ``(name, rating)`` (her Abilities), and tonight's presence
-    (``seated``: she has one this session; then ``form`` is tonight's, else
-    her starting form). No query."""
+    Skills as ``(name, rating)`` (her Abilities), and what her presence
+    records tonight (``form`` "": none set tonight, so her starting form).
+    No query."""
     return AttributeSheet(
         physical=character.physical_attribute,
         social=character.social_attribute,
@@ -189,7 +188,7 @@ def attribute_sheet_of(
         if character.stock_npc
         else wound_tracks([getattr(character, f) for f in Character.WOUND_BOXES], damage),
         garou=character.garou,
-        form=(form if seated else character.form) if character.garou else "",
+        form=(form or character.form) if character.garou else "",
         starting_form=character.form if character.garou else "",
         focus=character.focus,
         stock_npc=character.stock_npc,
@@ -217,7 +216,7 @@ def attribute_sheets(
             "character_id", "willpower_spent", "rage_spent", "damage", "form"
         ):
             character_id = row.pop("character_id")
-            tonight[character_id] = {**row, "seated": True}
+            tonight[character_id] = row
     return {c.pk: attribute_sheet_of(c, skills[c.pk], **tonight.get(c.pk, {})) for c in characters}
 
 

@@ -331,7 +331,6 @@ def _attributes(
         rage_spent=used.get("rage", 0),
         damage=damage,
         form=form,
-        seated=character.pk in tonight,
     )
 
 

@@ -157,6 +157,13 @@ def test_between_sessions_a_bns_sheet_is_whole_and_in_its_starting_form(bns):
     assert sheet.wound_track == "Healthy"
 
 
+def test_a_garou_arriving_at_a_session_is_in_her_starting_form(bns):
+    session = session_start(chronicle=bns)
+    tooth = _brawler(bns, name="Tooth", garou=True, rage=4, form="lupus")
+    presence_join(session=session, character=tooth)
+    assert attribute_sheet(tooth, session).form_label == "Lupus"
+
+
 def test_a_stock_npc_has_no_wound_track(bns):
     thug = _brawler(bns, name="Thug", stock_npc=True)
     sheet = attribute_sheet(thug, None)
