@@ -5,6 +5,8 @@ their validation; and the sheet the web layer reads
 
 import pytest
 from django.core.exceptions import ValidationError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from challenges.rules import RULESETS, RulesError, SheetKind, get_ruleset, met_ruleset
 from characters.attribute_sheets import attribute_sheet, wound_tracks
@@ -118,6 +120,20 @@ def test_damage_fills_healthy_then_injured_then_incapacitated(damage, filled):
     tracks = wound_tracks([3, 3, 3], damage)
     assert tuple(t.filled for t in tracks) == filled
     assert [t.label for t in tracks] == ["Healthy", "Injured", "Incapacitated"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    boxes=st.lists(st.integers(1, 10), min_size=3, max_size=3),
+    damage=st.integers(0, 40),
+)
+def test_damage_fills_the_tracks_in_order_and_is_never_lost_or_made_up(boxes, damage):
+    tracks = wound_tracks(boxes, damage)
+    assert sum(t.filled for t in tracks) == min(damage, sum(boxes))
+    assert all(0 <= t.filled <= t.boxes for t in tracks)
+    # A track fills only once every track before it is full.
+    for before, after in zip(tracks, tracks[1:], strict=False):
+        assert after.filled == 0 or before.filled == before.boxes
 
 
 def test_the_bns_sheet_gives_attributes_skills_willpower_damage_form_and_flags(
