@@ -169,3 +169,53 @@ async def test_a_bns_phone_asking_for_a_trait_challenge_is_refused_and_nothing_o
 
     assert not await Challenge.objects.filter(session=world["session"]).aexists()
     await phone.disconnect()
+
+
+def test_every_page_of_the_bns_demo_opens(db):
+    """A bns chronicle crashes nothing that exists: the narrator's and a
+    player's pages of the demo's "By Night demo" all open."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from characters.management.commands.demo import BNS_CHRONICLE
+
+    call_command("demo", stdout=StringIO())
+    chronicle = Chronicle.objects.get(name=BNS_CHRONICLE)
+    session = chronicle.open_session()
+    rosa = chronicle.characters.get(name="Rosa")
+    narrator, player = Client(), Client()
+    narrator.force_login(chronicle.narrators.get())
+    player.force_login(rosa.player)
+    for client, name, args in [
+        (player, "home", []),
+        (player, "play", [rosa.pk]),
+        (player, "play_history", [rosa.pk]),
+        (narrator, "narrate_index", []),
+        (narrator, "narrate", [session.pk]),
+        (narrator, "narrate_character", [session.pk, rosa.pk]),
+        (narrator, "narrate_history", [session.pk]),
+        (narrator, "prepared_statics", [chronicle.pk]),
+        (narrator, "statics_sheet", [chronicle.pk]),
+        (narrator, "join_sheet", [chronicle.pk]),
+    ]:
+        response = client.get(reverse(name, args=args))
+        assert response.status_code in (200, 302), (name, response.status_code)
+    admin = Client()
+    admin.force_login(type(rosa.player).objects.get(username="admin"))
+    for url in (
+        reverse("admin:characters_character_change", args=[rosa.pk]),
+        reverse("admin:characters_character_changelist"),
+        reverse("admin:characters_chronicle_change", args=[chronicle.pk]),
+        reverse("admin:characters_presence_changelist"),
+    ):
+        assert admin.get(url).status_code == 200, url
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_bns_dashboard_connects_and_shows_its_roster():
+    world = await sync_to_async(_bns_evening)()
+    dashboard, first = await connect(f"/ws/narrate/{world['session'].pk}/", world["narrator"])
+    assert "WP 4/6" in first and "Stock NPC" in first
+    await dashboard.disconnect()
