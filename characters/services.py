@@ -16,7 +16,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from challenges.realtime import SESSIONS_ENDED, broadcast_on_commit, user_group
-from challenges.rules import Category, HealthLevel, get_ruleset
+from challenges.rules import RULESETS, Category, HealthLevel
 from characters.attribute_sheets import AttributeSheet, attribute_sheet_of
 from characters.models import (
     Ability,
@@ -254,7 +254,9 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
         )
     # Abilities, Disciplines and weapons in one query (as the rules engine reads them).
     extras = _sheet_extras(ids) if ids else {}
-    test_pools = bool(characters) and get_ruleset(_ruleset_name(characters, session)).test_pools
+    # An unknown ruleset (a row older than the code) shows the Trait sheet, as before.
+    rules = RULESETS.get(_ruleset_name(characters, session)) if characters else None
+    test_pools = rules is not None and rules.test_pools
     return {
         c.pk: Sheet(
             character=c,
