@@ -252,24 +252,22 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     test_pool_inlines = [SkillInline]
     actions = ["revoke_join_links"]
 
-    def sheet_rules(self, request, obj=None):
-        """The ruleset (``challenges.rules.Ruleset``) whose sheet this page
-        edits: that of the chronicle posted or asked for (``?chronicle=``),
-        else ``obj``'s; None when no chronicle is known yet (a new character:
-        the Trait sheet, until a chronicle with test pools is chosen)."""
-        chronicle_id = request.POST.get("chronicle") or request.GET.get("chronicle")
-        if not chronicle_id and obj is not None:
-            return obj.chronicle.rules
-        chronicle = Chronicle.objects.filter(pk=chronicle_id).first() if chronicle_id else None
-        if chronicle is None:
-            return obj.chronicle.rules if obj is not None else None
-        return chronicle.rules
+    def sheet_chronicle(self, request, obj=None) -> Chronicle | None:
+        """The chronicle whose sheet this page edits: the one posted or asked
+        for (``?chronicle=``), else ``obj``'s; None when none is known yet (a
+        new character: the Trait sheet, until a chronicle with test pools is
+        chosen)."""
+        chosen = request.POST.get("chronicle") or request.GET.get("chronicle") or ""
+        chronicle = Chronicle.objects.filter(pk=chosen).first() if chosen.isdigit() else None
+        return chronicle or (obj.chronicle if obj is not None else None)
 
     def _test_pools(self, request, obj=None) -> bool:
         cached = getattr(request, "_narrator_test_pools", None)
         if cached is None:
-            rules = self.sheet_rules(request, obj)
-            cached = request._narrator_test_pools = rules is not None and rules.test_pools
+            chronicle = self.sheet_chronicle(request, obj)
+            cached = request._narrator_test_pools = (
+                chronicle is not None and chronicle.has_test_pools
+            )
         return cached
 
     def get_fieldsets(self, request, obj=None):
@@ -333,7 +331,7 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     def _rating(obj: Character, category: Category) -> int:
         """Her Traits of ``category`` (a Trait sheet) or her Attribute (a
         test-pool sheet)."""
-        if obj.chronicle.rules.test_pools:
+        if obj.chronicle.has_test_pools:
             return getattr(obj, f"{category.value}_attribute")
         return getattr(obj, f"{category.value}_total")
 
@@ -548,7 +546,7 @@ class PresenceAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         """Her presence's fields; for a test-pool sheet (``bns``) also tonight's
         damage and Garou form."""
         fields = list(super().get_fields(request, obj))
-        if obj is not None and obj.session.chronicle.rules.test_pools:
+        if obj is not None and obj.session.chronicle.has_test_pools:
             fields[-1:-1] = ["damage", "form"]
         return fields
 

@@ -11,7 +11,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from challenges.rules import Category, HealthLevel, get_ruleset
+from challenges.rules import RULESETS, Category, HealthLevel, get_ruleset
 from challenges.rules import Ruleset as RulesetPolicies
 from challenges.rules.npc import Relents as NpcRelents
 from characters.names import clean_name, name_key
@@ -124,6 +124,13 @@ class Chronicle(models.Model):
         """Its ruleset's policies (``challenges.rules.rulesets``): what its sheets
         hold and which challenges it plays. RulesError for an unknown ruleset."""
         return get_ruleset(self.ruleset)
+
+    @property
+    def has_test_pools(self) -> bool:
+        """Its sheets rate Attributes and Skills (``Ruleset.test_pools``: ``bns``);
+        False for an unknown ruleset, whose sheets stay Trait sheets."""
+        rules = RULESETS.get(self.ruleset)
+        return rules is not None and rules.test_pools
 
     def open_session(self) -> "GameSession | None":
         """The session being played now, or None between evenings."""
@@ -357,7 +364,7 @@ class Character(CleanNameMixin, models.Model):
             raise ValidationError({"form": "Only a Garou has a form."})
         if not self.chronicle_id:
             return
-        if self.chronicle.rules.test_pools:
+        if self.chronicle.has_test_pools:
             self._clean_test_pool_sheet()
         key = name_key(self.name)
         others = Character.objects.filter(chronicle_id=self.chronicle_id).exclude(pk=self.pk)
@@ -461,7 +468,7 @@ class Ability(CleanNameMixin, models.Model):
             character = self.character
         if character is None or character.chronicle_id is None or self.rating is None:
             return
-        if character.chronicle.rules.test_pools and self.rating > SKILL_RANGE[1]:
+        if character.chronicle.has_test_pools and self.rating > SKILL_RANGE[1]:
             raise ValidationError(
                 {
                     "rating": f"Skills are rated {SKILL_RANGE[0]} to {SKILL_RANGE[1]} "

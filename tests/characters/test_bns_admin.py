@@ -92,6 +92,8 @@ def test_a_met_character_page_keeps_its_trait_sheet_and_shows_no_bns_fields(admi
 def test_adding_a_character_to_a_bns_chronicle_asks_for_its_attributes(admin_client, bns):
     assert set(BNS_ONLY) <= _fields(admin_client.get(_url("add") + f"?chronicle={bns.pk}"))
     assert set(MET_ONLY) <= _fields(admin_client.get(_url("add")))
+    for nonsense in ("abc", "99999", " 1"):
+        assert set(MET_ONLY) <= _fields(admin_client.get(_url("add") + f"?chronicle={nonsense}"))
 
 
 def test_a_bns_sheet_is_saved_with_its_skills(admin_client, rosa):
