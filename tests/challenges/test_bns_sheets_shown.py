@@ -219,3 +219,22 @@ async def test_a_bns_dashboard_connects_and_shows_its_roster():
     dashboard, first = await connect(f"/ws/narrate/{world['session'].pk}/", world["narrator"])
     assert "WP 4/6" in first and "Stock NPC" in first
     await dashboard.disconnect()
+
+
+def test_a_bns_arrival_and_a_change_of_who_is_here_send_no_met_choices(bns):
+    row = views.roster_row_context(bns["session"], bns["rosa"].pk)
+    arrival = render_to_string("challenges/_roster_row_oob.html", {**row, "insert": True})
+    assert "WP 4/6" in arrival and "static-character" not in arrival
+    context = views.dashboard_context(bns["session"])
+    choices = render_to_string("challenges/_character_choices_oob.html", context)
+    assert "static-character" not in choices and "mob-characters" not in choices
+
+
+def test_a_met_arrival_can_still_be_chosen_for_a_static_challenge(game):
+    row = views.roster_row_context(game["session"], game["helen"].pk)
+    arrival = render_to_string("challenges/_roster_row_oob.html", {**row, "insert": True})
+    assert 'hx-swap-oob="beforeend:#static-character"' in arrival
+    choices = render_to_string(
+        "challenges/_character_choices_oob.html", views.dashboard_context(game["session"])
+    )
+    assert "innerHTML:#static-character" in choices and "innerHTML:#mob-characters" in choices
