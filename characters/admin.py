@@ -372,7 +372,7 @@ class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     filter_horizontal = ["narrators"]
     inlines = [SessionInline]
     actions = ["start_new_session"]
-    readonly_fields = ["rule_options"]
+    readonly_fields = ["rule_options", "add_character"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(characters_total=Count("characters"))
@@ -409,6 +409,15 @@ class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         changed = changed_options(options)
         changes = ", ".join(f"{name} = {value}" for name, value in changed) or "none"
         return f"preset {obj.ruleset}; changes from met_classic: {changes}"
+
+    @admin.display(description="new character")
+    def add_character(self, obj: Chronicle) -> str:
+        """A link to add a character to this chronicle: her page opens with the
+        sheet its ruleset uses (a ``bns`` chronicle's Attributes and Skills)."""
+        if obj.pk is None:
+            return "—"
+        url = reverse("admin:characters_character_add") + f"?chronicle={obj.pk}"
+        return format_html('<a href="{}">Add a character to {}</a>', url, obj.name)
 
     @admin.display(description="characters", ordering="characters_total")
     def characters_count(self, obj: Chronicle) -> int:

@@ -153,7 +153,11 @@ def test_the_changelist_shows_a_bns_characters_attributes(admin_client, rosa):
 
 def test_the_chronicle_page_says_a_bns_chronicle_has_no_met_rule_options(admin_client, bns):
     response = admin_client.get(reverse("admin:characters_chronicle_change", args=[bns.pk]))
-    assert "no MET rule options apply" in response.content.decode()
+    html = response.content.decode()
+    assert "no MET rule options apply" in html
+    link = _url("add") + f"?chronicle={bns.pk}"
+    assert f'href="{link}"' in html
+    assert set(BNS_ONLY) <= _fields(admin_client.get(link))
 
 
 def test_a_bns_presence_takes_damage_up_to_its_wound_boxes(admin_client, rosa, bns):
