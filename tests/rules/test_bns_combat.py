@@ -350,6 +350,17 @@ def test_the_limits_start_again_each_round() -> None:
     assert attack(state, HELEN, GRADY).targeted(GRADY, PHYSICAL) == 1
 
 
+def test_a_rage_round_is_a_round_of_its_own_for_the_limits() -> None:
+    state = set_rage_rounds(three(), fighter=HELEN, rounds=1, now=T0).state
+    state = set_rage_rounds(state, fighter=CAMILLE, rounds=1, now=T0).state
+    state = end(attack(state, HELEN, GRADY))
+    state = end(attack(state, CAMILLE, GRADY))
+    state = end(state)
+    assert round_label(state) == "Turn 1 · Rage round 1"
+    assert state.targeted(GRADY, PHYSICAL) == 0
+    assert attack(state, HELEN, GRADY).targeted(GRADY, PHYSICAL) == 1
+
+
 def test_a_grappled_character_counts_as_one_physical_target_each_round() -> None:
     state = attack(three(), HELEN, GRADY)  # the Grapple attack
     state = end(grapple(state, fighter=GRADY, by=HELEN, now=T0).state)

@@ -58,7 +58,8 @@ def draw_move(
     """A move and its arguments, most of them plausible, some not."""
     name = data.draw(
         st.sampled_from(
-            ["take_action"] * 6
+            ["attack"] * 6
+            + ["take_action"] * 3
             + ["advance"] * 3
             + ["settle_attack", "hold", "burst_of_speed", "assist_defender", "assist_attacker"]
             + ["reorder", "set_rage_rounds", "grapple", "release", "add_fighter"]
@@ -70,6 +71,18 @@ def draw_move(
     acting = bc.whose_turn(state)
     who = acting if acting is not None and data.draw(st.integers(0, 3)) else some_id(data, state)
     kw: dict[str, Any] = {"now": now}
+    if name == "attack":  # a plausible challenge, most often at one of two targets
+        ids = [f.fighter_id for f in state.fighters] or [99]
+        kw |= {
+            "fighter": who,
+            "kind": ActionKind.STANDARD,
+            "what": ActionWhat.CHALLENGE,
+            "target": data.draw(st.sampled_from(ids[:2] if data.draw(st.booleans()) else ids)),
+            "category": data.draw(st.sampled_from([Category.PHYSICAL] * 3 + list(Category))),
+            "power": data.draw(st.sampled_from(POWERS)),
+            "failed": data.draw(st.none() | st.booleans()),
+        }
+        return name, bc.take_action, kw
     if name == "take_action":
         kw |= {
             "fighter": who,
