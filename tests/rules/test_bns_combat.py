@@ -6,10 +6,13 @@ or Social challenge, with the clock passed in."""
 
 from __future__ import annotations
 
+import inspect
 import json
+from pathlib import Path
 
 import pytest
 
+from challenges.rules import bns_combat
 from challenges.rules.bns_combat import (
     ActionKind,
     ActionWhat,
@@ -698,3 +701,35 @@ def test_describe_gives_the_dashboard_the_round_the_order_and_who_acts() -> None
 def test_every_move_returns_a_transition_with_events() -> None:
     step = start_combat(fighters=[Fighter(1, "A", 1, 1), Fighter(2, "B", 1, 1)], now=T0)
     assert isinstance(step, CombatTransition) and step.events[0].kind == "combat_started"
+
+
+# --- docs/rules.md "bns: combat rounds" stays true ------------------------------------------
+
+READ_ONLY = {"whose_turn", "round_label", "who_goes_first", "legal_actions", "describe"}
+
+
+def _doc_rows() -> dict[str, str]:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
+    section = text.split("## bns: combat rounds", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            for call in line.split("|")[1].split("`")[1::2]:
+                rows[call.split("(", 1)[0]] = call
+    return rows | {name: section for name in READ_ONLY if f"`{name}(" in section}
+
+
+def test_the_docs_list_every_public_function_of_the_combat_tracker_with_its_arguments() -> None:
+    rows = _doc_rows()
+    public = {
+        name: f
+        for name, f in inspect.getmembers(bns_combat, inspect.isfunction)
+        if not name.startswith("_") and f.__module__ == bns_combat.__name__
+    }
+    assert set(rows) == set(public)
+    for name, f in public.items():
+        if name in READ_ONLY:
+            continue
+        documented = rows[name].split("(", 1)[1].split(")", 1)[0].replace(" ", "").split(",")
+        params = [p for p in inspect.signature(f).parameters if p not in ("state", "now")]
+        assert sorted(d for d in documented if d) == sorted(params), name
