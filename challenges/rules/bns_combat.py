@@ -1085,6 +1085,7 @@ def remove_fighter(
     the combat is over."""
     _live(state)
     who = state.fighter(fighter)
+    acting = whose_turn(state)
     events = [
         Event(
             "fighter_removed",
@@ -1102,7 +1103,14 @@ def remove_fighter(
         surprise=None if state.surprise == fighter else state.surprise,
         removed=(
             *(f for f in state.removed if f.fighter_id != fighter),
-            replace(who, grappled_by=(), grappled_since=None, assist_from=None),
+            replace(
+                who,
+                grappled_by=(),
+                grappled_since=None,
+                assist_from=None,
+                # an initiative begun is over: brought back, she does not resume it
+                done=who.done or who.standard_used or who.simple_used or acting == fighter,
+            ),
         ),
     )
     return CombatTransition(_settle(state, now, events), tuple(events))

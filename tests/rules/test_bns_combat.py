@@ -633,6 +633,15 @@ def test_a_fighter_brought_back_in_the_round_she_left_does_not_act_twice() -> No
     assert end(end(state)).turn == 2
 
 
+def test_a_fighter_removed_in_the_middle_of_her_initiative_does_not_resume_it() -> None:
+    state = take_action(three(), fighter=HELEN, kind=SIMPLE, what=MOVE, steps=1, now=T0).state
+    state = remove_fighter(state, fighter=HELEN, now=T0).state
+    back = Fighter(HELEN, "Helen", physical=1, mental=1)  # now last in the order
+    state = add_fighter(state, fighter=back, now=T0).state
+    assert [whose_turn(s) for s in (state, end(state))] == [CAMILLE, GRADY]
+    assert end(end(state)).turn == 2
+
+
 def test_an_ended_combat_refuses_every_move() -> None:
     state = end_combat(three(), now=T0).state
     assert whose_turn(state) is None and round_label(state) == "Combat over"

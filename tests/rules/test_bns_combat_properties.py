@@ -148,6 +148,7 @@ def test_generated_combats_keep_every_rule(data: st.DataObject) -> None:
         before = state.to_dict()
         round_ = state.round
         surprise = state.surprise
+        acting = bc.whose_turn(state)
         try:
             step = move(state, **kw)
         except RulesError as err:
@@ -158,8 +159,11 @@ def test_generated_combats_keep_every_rule(data: st.DataObject) -> None:
             if event.kind == "action":
                 who, kind = event.data["fighter"], event.data["kind"]
                 actions[(*round_, who, kind)] += 1
+                assert who == acting  # only on her initiative (or her Surprise Action)
                 if surprise is None:
                     initiative_actions.setdefault(round_, []).append(who)
+            elif event.kind in ("initiative_over", "held"):
+                actions[(*round_, event.data["fighter"], "initiative")] += 1
             elif event.kind == "burst_of_speed":
                 actions[(*round_, event.data["fighter"], "simple")] += 1
             elif event.kind == "assist_defender":
