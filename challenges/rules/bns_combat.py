@@ -301,6 +301,13 @@ class CombatState:
         return (self.turn, self.rage_round)
 
     @property
+    def first_round(self) -> bool:
+        """The combat's first round (turn 1's everyman round), the only one
+        in which a Knock Out may be tried (seeds/002 "Combat Maneuvers",
+        Knock Out)."""
+        return self.round == (1, 0)
+
+    @property
     def rage_rounds(self) -> int:
         """How many Rage rounds this turn has: the most ``rage_rounds`` of
         any fighter (0: the turn is the everyman round alone)."""

@@ -238,6 +238,12 @@ def test_lowering_rage_rounds_in_a_rage_round_passes_the_fighter_by() -> None:
     assert round_label(state) == "Turn 2 · Everyman round"
 
 
+def test_knock_out_s_first_round_is_turn_one_s_everyman_round() -> None:
+    state = set_rage_rounds(three(), fighter=HELEN, rounds=1, now=T0).state
+    assert state.first_round
+    assert not end(end(end(state))).first_round
+
+
 # --- seeds/002 "Surprise Action" ------------------------------------------------------------
 
 

@@ -213,6 +213,11 @@ def test_what_legal_actions_lists_is_accepted(data: st.DataObject) -> None:
                 state, fighter=f.fighter_id, kind=kind, what=ActionWhat.MOVE, steps=legal.steps,
                 now=now,
             )  # fmt: skip
+        for grappler in legal.escape:
+            bc.take_action(
+                state, fighter=f.fighter_id, kind=ActionKind.SIMPLE, what=ActionWhat.ESCAPE,
+                target=grappler, now=now,
+            )  # fmt: skip
         for attack in legal.assist_defender:
             bc.assist_defender(state, helper=f.fighter_id, attack=attack, now=now)
         for ally in legal.assist_attacker:
