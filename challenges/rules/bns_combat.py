@@ -751,7 +751,9 @@ def take_action(
     try:
         kind, what = ActionKind(kind), ActionWhat(what)
     except ValueError:
-        raise RulesError("An action is standard or simple.") from None
+        raise RulesError(
+            "An action is standard or simple: a challenge, a move, an escape or another."
+        ) from None
     _on_initiative(state, who)
     _unused(who, kind)
     steps = _steps(state, who, steps)
