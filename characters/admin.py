@@ -24,7 +24,7 @@ from django.forms.models import BaseInlineFormSet, ModelForm
 from django.urls import reverse
 from django.utils.html import format_html
 
-from challenges.rules import PRESETS, Category, changed_options
+from challenges.rules import PRESETS, RULESETS, Category, changed_options
 from characters.admin_scope import NarratedOnlyAdmin, RelatedOnly
 from characters.models import (
     Ability,
@@ -130,6 +130,21 @@ class AbilityInline(admin.TabularInline):
     extra = 1
 
 
+class SkillFormSet(UniqueNameFormSet):
+    """Skills of one test-pool sheet: unique names (ratings: ``Ability.clean``)."""
+
+    what = "Skill"
+
+
+class SkillInline(AbilityInline):
+    """A test-pool sheet's Skills (``bns``: Brawl, Melee, Firearms, Dodge…),
+    kept as Abilities with their ratings, 1 to 5 (a Skill rated 0 is left off)."""
+
+    formset = SkillFormSet
+    verbose_name = "Skill"
+    verbose_name_plural = "Skills"
+
+
 class DisciplineFormSet(UniqueNameFormSet):
     """Disciplines of one sheet: unique names."""
 
@@ -199,7 +214,71 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         ),
     ]
     inlines = [TraitInline, AbilityInline, DisciplineInline, WeaponInline]
+    # Issue 12: a chronicle whose ruleset has test pools (Ruleset.test_pools,
+    # bns: seeds/002) rates Attributes and Skills; nothing is bid or lost, so
+    # its page shows these instead of the Trait sheet's fields and inlines.
+    test_pool_fieldsets = [
+        (None, {"fields": ["chronicle", "name", "player", "concept", "notes"]}),
+        (
+            "Attributes",
+            {
+                "fields": [("physical_attribute", "social_attribute", "mental_attribute"), "focus"],
+                "description": (
+                    "Rated 1 to 15 (the app's range: the rules give none). A test pool is "
+                    "an Attribute plus a Skill (Physical + Brawl) or current Willpower."
+                ),
+            },
+        ),
+        (
+            "Willpower and Rage (refreshed by each new session)",
+            {"fields": [("willpower", "rage")], "description": "Willpower is rated 0 to 10."},
+        ),
+        (
+            "Wound track and combat",
+            {
+                "fields": [
+                    ("healthy_boxes", "injured_boxes", "incapacitated_boxes"),
+                    ("stock_npc", "no_knockout"),
+                ],
+                "description": (
+                    "Damage taken tonight (on her presence) fills Healthy, then Injured, "
+                    "then Incapacitated. The rules name only the Incapacitated track; "
+                    "three boxes each is the app's default. A Stock NPC has no wound track."
+                ),
+            },
+        ),
+        ("Garou", {"fields": [("garou", "form")]}),
+    ]
+    test_pool_inlines = [SkillInline]
     actions = ["revoke_join_links"]
+
+    def sheet_chronicle(self, request, obj=None) -> Chronicle | None:
+        """The chronicle whose sheet this page edits: the one posted or asked
+        for (``?chronicle=``), else ``obj``'s; None when none is known yet (a
+        new character: the Trait sheet, until a chronicle with test pools is
+        chosen)."""
+        chosen = request.POST.get("chronicle") or request.GET.get("chronicle") or ""
+        chronicle = Chronicle.objects.filter(pk=chosen).first() if chosen.isdigit() else None
+        return chronicle or (obj.chronicle if obj is not None else None)
+
+    def _test_pools(self, request, obj=None) -> bool:
+        cached = getattr(request, "_narrator_test_pools", None)
+        if cached is None:
+            chronicle = self.sheet_chronicle(request, obj)
+            cached = request._narrator_test_pools = (
+                chronicle is not None and chronicle.has_test_pools
+            )
+        return cached
+
+    def get_fieldsets(self, request, obj=None):
+        if self._test_pools(request, obj):
+            return self.test_pool_fieldsets
+        return super().get_fieldsets(request, obj)
+
+    def get_inlines(self, request, obj):
+        if self._test_pools(request, obj):
+            return self.test_pool_inlines
+        return super().get_inlines(request, obj)
 
     def get_queryset(self, request):
         return (
@@ -248,17 +327,25 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
             return str(obj.player)
         return "NPC · auto-answer" if obj.auto_answer else "NPC"
 
+    @staticmethod
+    def _rating(obj: Character, category: Category) -> int:
+        """Her Traits of ``category`` (a Trait sheet) or her Attribute (a
+        test-pool sheet)."""
+        if obj.chronicle.has_test_pools:
+            return getattr(obj, f"{category.value}_attribute")
+        return getattr(obj, f"{category.value}_total")
+
     @admin.display(description="Physical", ordering="physical_total")
     def physical(self, obj: Character) -> int:
-        return obj.physical_total
+        return self._rating(obj, Category.PHYSICAL)
 
     @admin.display(description="Social", ordering="social_total")
     def social(self, obj: Character) -> int:
-        return obj.social_total
+        return self._rating(obj, Category.SOCIAL)
 
     @admin.display(description="Mental", ordering="mental_total")
     def mental(self, obj: Character) -> int:
-        return obj.mental_total
+        return self._rating(obj, Category.MENTAL)
 
 
 class SessionInline(admin.TabularInline):
@@ -308,7 +395,14 @@ class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     @admin.display(description="rule options")
     def rule_options(self, obj: Chronicle) -> str:
         """The chronicle's preset and the MET rule options it changes from
-        met_classic (challenges/rules/options.py, docs/rules.md)."""
+        met_classic (challenges/rules/options.py, docs/rules.md); for a
+        ruleset that plays no MET challenge (``bns``), what its sheets hold."""
+        rules = RULESETS.get(obj.ruleset)
+        if rules is not None and not rules.met_challenges:
+            return (
+                f"{rules.name}: sheets of Attributes and {rules.skills_label} added into "
+                "test pools; no Traits are bid, so no MET rule options apply"
+            )
         options = PRESETS.get(obj.ruleset)
         if options is None:
             return f"{obj.ruleset}: unknown preset"
@@ -354,6 +448,11 @@ class PresenceForm(ModelForm):
         character = cleaned.get("character")
         if session and character and character.chronicle_id != session.chronicle_id:
             raise ValidationError(f"{character} is not a character of {session.chronicle}.")
+        damage = cleaned.get("damage")
+        if character and damage and not character.stock_npc:
+            boxes = sum(getattr(character, name) for name in Character.WOUND_BOXES)
+            if damage > boxes:
+                self.add_error("damage", f"{character} has {boxes} wound boxes in all.")
         return cleaned
 
 
@@ -442,6 +541,14 @@ class PresenceAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     list_select_related = ["character", "session__chronicle"]
     search_fields = ["character__name", "session__name"]
     readonly_fields = ["arrived_at"]
+
+    def get_fields(self, request, obj=None):
+        """Her presence's fields; for a test-pool sheet (``bns``) also tonight's
+        damage and Garou form."""
+        fields = list(super().get_fields(request, obj))
+        if obj is not None and obj.session.chronicle.has_test_pools:
+            fields[-1:-1] = ["damage", "form"]
+        return fields
 
     @admin.display(description="pools spent tonight")
     def pools_spent(self, obj: Presence) -> str:

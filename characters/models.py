@@ -11,7 +11,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from challenges.rules import Category, HealthLevel
+from challenges.rules import RULESETS, Category, HealthLevel, get_ruleset
+from challenges.rules import Ruleset as RulesetPolicies
 from challenges.rules.npc import Relents as NpcRelents
 from characters.names import clean_name, name_key
 
@@ -28,14 +29,56 @@ MAX_WEAPON_BONUS = 5
 # spent in (seeds/004 "Expending Blood": "up to five minutes after the end of
 # the last challenge").
 BLOOD_TRAITS_MINUTES = 5
+# Sheets of a ruleset with test pools (bns, seeds/002): the seed gives no
+# ranges, so these are the app's policy (docs/rules.md "bns sheets").
+ATTRIBUTE_RANGE = (1, 15)
+SKILL_RANGE = (0, 5)  # a Skill rated 0 is simply not on the sheet
+WILLPOWER_RANGE = (0, 10)
+WOUND_BOXES_RANGE = (1, 10)
+DEFAULT_WOUND_BOXES = 3
+#: The wound tracks of a test-pool sheet, in the order damage fills them.
+WOUND_TRACKS = ("healthy", "injured", "incapacitated")
+#: Garou forms (seeds/001 setting vocabulary; seeds/000 "Healing": no healing in Homid).
+GAROU_FORMS = [(f, f.title()) for f in ("homid", "glabro", "crinos", "hispo", "lupus")]
+#: A test-pool sheet's Physical focus (seeds/002 "Physical Focuses in Combat").
+PHYSICAL_FOCUSES = [(f, f.title()) for f in ("strength", "dexterity", "stamina")]
+
+
+def _rating_field(
+    label: str, help_text: str, default: int, low: int, high: int
+) -> models.PositiveSmallIntegerField:
+    return models.PositiveSmallIntegerField(
+        label,
+        default=default,
+        db_default=default,  # rows written in plain SQL (a bulk import) get the default
+        validators=[MinValueValidator(low), MaxValueValidator(high)],
+        help_text=help_text,
+    )
 
 
 def _pool_field(label: str, help_text: str) -> models.PositiveSmallIntegerField:
-    return models.PositiveSmallIntegerField(
+    return _rating_field(label, help_text, 0, 0, MAX_POOL)
+
+
+def _attribute_field(label: str) -> models.PositiveSmallIntegerField:
+    low, high = ATTRIBUTE_RANGE
+    help_text = f"Test-pool sheets: {low}–{high}. Unused by Trait sheets (0)."
+    return _rating_field(label, help_text, 0, 0, high)
+
+
+def _wound_boxes_field(label: str, help_text: str) -> models.PositiveSmallIntegerField:
+    return _rating_field(label, help_text, DEFAULT_WOUND_BOXES, *WOUND_BOXES_RANGE)
+
+
+def _optional_choice(label: str, choices, help_text: str = "") -> models.CharField:
+    """A choice that may be left blank ("": none)."""
+    return models.CharField(
         label,
-        default=0,
-        db_default=0,  # rows written in plain SQL (a bulk import) have no pools
-        validators=[MinValueValidator(0), MaxValueValidator(MAX_POOL)],
+        max_length=10,
+        blank=True,
+        default="",
+        db_default="",  # rows written in plain SQL (a bulk import) have none
+        choices=choices,
         help_text=help_text,
     )
 
@@ -61,6 +104,7 @@ class Chronicle(models.Model):
     class Ruleset(models.TextChoices):
         MET_CLASSIC = "met_classic", "Mind's Eye Theatre (classic)"
         UKM = "ukm", "UK Masquerade house rules (MET)"
+        BNS = "bns", "By Night Studios MET"
 
     name = models.CharField(max_length=200, unique=True)
     ruleset = models.CharField(max_length=20, choices=Ruleset.choices, default=Ruleset.MET_CLASSIC)
@@ -74,6 +118,19 @@ class Chronicle(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def rules(self) -> RulesetPolicies:
+        """Its ruleset's policies (``challenges.rules.rulesets``): what its sheets
+        hold and which challenges it plays. RulesError for an unknown ruleset."""
+        return get_ruleset(self.ruleset)
+
+    @property
+    def has_test_pools(self) -> bool:
+        """Its sheets rate Attributes and Skills (``Ruleset.test_pools``: ``bns``);
+        False for an unknown ruleset, whose sheets stay Trait sheets."""
+        rules = RULESETS.get(self.ruleset)
+        return rules is not None and rules.test_pools
 
     def open_session(self) -> "GameSession | None":
         """The session being played now, or None between evenings."""
@@ -197,6 +254,48 @@ class Character(CleanNameMixin, models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(MAX_POOL)],
         help_text="Empty: the ruleset's limit (3 Blood Traits in a challenge, ukm).",
     )
+    # --- issue 12: a sheet of Attributes and Skills (ruleset bns, seeds/002) ---
+    # Unused by Trait sheets (met_classic, ukm); the admin shows them only to
+    # a chronicle whose ruleset has test pools (Ruleset.test_pools).
+    physical_attribute = _attribute_field("Physical")
+    social_attribute = _attribute_field("Social")
+    mental_attribute = _attribute_field("Mental")
+    focus = _optional_choice(
+        "Physical focus",
+        PHYSICAL_FOCUSES,
+        "Strength or Dexterity: one free combat maneuver per combat; Stamina: "
+        'hard to knock out or down (seeds/002 "Physical Focuses in Combat").',
+    )
+    form = _optional_choice(
+        "starting form",
+        GAROU_FORMS,
+        "Garou only: her form when a session starts (tonight's is on her presence).",
+    )
+    healthy_boxes = _wound_boxes_field(
+        "Healthy boxes", "Damage fills the Healthy track first, then Injured, then Incapacitated."
+    )
+    injured_boxes = _wound_boxes_field(
+        "Injured boxes", "The seed names no Healthy or Injured track; 3 each is the app's default."
+    )
+    incapacitated_boxes = _wound_boxes_field(
+        "Incapacitated boxes",
+        'seeds/002 "Pierce the Heart" names the Incapacitated wound track.',
+    )
+    stock_npc = models.BooleanField(
+        "Stock NPC",
+        default=False,
+        db_default=False,
+        help_text=(
+            "No wound track; assists with +1 instead of a maneuver or a Dodge bonus "
+            '(seeds/002 "Stock NPC Tactics").'
+        ),
+    )
+    no_knockout = models.BooleanField(
+        "cannot be knocked out",
+        default=False,
+        db_default=False,
+        help_text='Vampires and other creatures the seed names (seeds/002 "Knock Out").',
+    )
     # --- issue 11 section 4: characters the narrators run (NPCs) -------------
     # A character with no player is run by the narrators; these two settings
     # apply to such a character only (docs/guide.md "Running NPCs").
@@ -243,22 +342,49 @@ class Character(CleanNameMixin, models.Model):
         """An NPC whose challenges the server answers by itself."""
         return self.player_id is None and self.auto_answer
 
+    ATTRIBUTES = ("physical_attribute", "social_attribute", "mental_attribute")
+    """Her Attribute fields (test-pool sheets), Physical, Social, Mental."""
+
+    WOUND_BOXES = ("healthy_boxes", "injured_boxes", "incapacitated_boxes")
+    """Her boxes per wound track (test-pool sheets), in :data:`WOUND_TRACKS` order."""
+
     def clean(self) -> None:
         """Clean the name; refuse one another character of the chronicle has
-        (any case, any spacing: :func:`name_key`), and auto-answer for a
-        character with a player."""
+        (any case, any spacing: :func:`name_key`), auto-answer for a
+        character with a player, a starting form for a character who is not
+        Garou, and, on a test-pool sheet (``Ruleset.test_pools``), an
+        Attribute outside :data:`ATTRIBUTE_RANGE` or Willpower outside
+        :data:`WILLPOWER_RANGE`."""
         super().clean()
         if self.auto_answer and self.player_id is not None:
             raise ValidationError(
                 {"auto_answer": "Auto-answer is for characters with no player (NPCs)."}
             )
+        if self.form and not self.garou:
+            raise ValidationError({"form": "Only a Garou has a form."})
         if not self.chronicle_id:
             return
+        if self.chronicle.has_test_pools:
+            self._clean_test_pool_sheet()
         key = name_key(self.name)
         others = Character.objects.filter(chronicle_id=self.chronicle_id).exclude(pk=self.pk)
         for other in others.values_list("name", flat=True):
             if name_key(other) == key:
                 raise ValidationError({"name": f"{other} is already in this chronicle."})
+
+    def _clean_test_pool_sheet(self) -> None:
+        errors = {}
+        low, high = ATTRIBUTE_RANGE
+        for name in self.ATTRIBUTES:
+            value = getattr(self, name)
+            if not low <= value <= high:
+                label = self._meta.get_field(name).verbose_name
+                errors[name] = f"{label} is rated {low} to {high} (it is {value})."
+        low, high = WILLPOWER_RANGE
+        if not low <= self.willpower <= high:
+            errors["willpower"] = f"Willpower is rated {low} to {high} (it is {self.willpower})."
+        if errors:
+            raise ValidationError(errors)
 
 
 CATEGORY_CHOICES = [(c.value, c.value.title()) for c in Category]
@@ -330,6 +456,25 @@ class Ability(CleanNameMixin, models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} {self.rating}" if self.rating > 1 else self.name
+
+    def clean(self) -> None:
+        """Clean the name; on a test-pool sheet (``Ruleset.test_pools``: a
+        Skill) refuse a rating above :data:`SKILL_RANGE` (a Skill rated 0 is
+        left off the sheet)."""
+        super().clean()
+        # The admin's inline gives a new sheet's Skills their unsaved character.
+        character = self.character if Ability.character.is_cached(self) else None
+        if character is None and self.character_id is not None:
+            character = self.character
+        if character is None or character.chronicle_id is None or self.rating is None:
+            return
+        if character.chronicle.has_test_pools and self.rating > SKILL_RANGE[1]:
+            raise ValidationError(
+                {
+                    "rating": f"Skills are rated {SKILL_RANGE[0]} to {SKILL_RANGE[1]} "
+                    "(a Skill rated 0 is left off the sheet)."
+                }
+            )
 
 
 class Discipline(CleanNameMixin, models.Model):
@@ -441,16 +586,20 @@ class Presence(models.Model):
     rest_start = models.FloatField(
         "resting since (play instant)", null=True, blank=True, help_text="Empty: not resting."
     )
-    form = models.CharField(
-        "Garou form",
-        max_length=10,
-        blank=True,
-        default="",
-        db_default="",  # rows written in plain SQL (a bulk import) have no form
-        choices=[(f, f.title()) for f in ("homid", "glabro", "crinos", "hispo", "lupus")],
-    )
+    form = _optional_choice("Garou form", GAROU_FORMS)
     aggravated = models.PositiveSmallIntegerField(
         "aggravated levels", default=0, db_default=0, help_text="Heal one per night's rest."
+    )
+    # issue 12: test-pool sheets (bns, seeds/002) take damage in points, which
+    # fill her wound tracks in order (Character.WOUND_BOXES).
+    damage = models.PositiveSmallIntegerField(
+        "damage tonight",
+        default=0,
+        db_default=0,
+        help_text=(
+            "Test-pool sheets: points of damage taken this session; they fill the "
+            "Healthy track, then Injured, then Incapacitated."
+        ),
     )
 
     class Meta:

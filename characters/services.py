@@ -16,7 +16,8 @@ from django.db.models import Count
 from django.utils import timezone
 
 from challenges.realtime import SESSIONS_ENDED, broadcast_on_commit, user_group
-from challenges.rules import Category, HealthLevel
+from challenges.rules import RULESETS, Category, HealthLevel
+from characters.attribute_sheets import AttributeSheet, attribute_sheet_of
 from characters.models import (
     Ability,
     Character,
@@ -120,6 +121,9 @@ class Sheet:
     #: Blood Traits still active tonight (ukm) and until when (None: none).
     blood_traits: int = 0
     blood_traits_until: datetime | None = None
+    #: Issue 12: her Attributes, Skills, Willpower, damage and form when her
+    #: chronicle's ruleset has test pools (``bns``); None on a Trait sheet.
+    attributes: AttributeSheet | None = None
 
     @property
     def on_break(self) -> bool:
@@ -177,7 +181,9 @@ def character_sheet(character: Character, session: GameSession | None) -> Sheet:
     """Build ``character``'s sheet for ``session``: Traits by category (Physical,
     Social, Mental) with counts, copies lost in this session, Negative Traits,
     Abilities, Disciplines, weapons, pools left tonight, active Blood Traits,
-    her health level and Traits at risk tonight. Five queries."""
+    her health level and Traits at risk tonight; on a test-pool sheet
+    (``bns``) also ``attributes`` (:class:`AttributeSheet`). Five queries
+    (six when neither ``session`` nor ``character`` has its chronicle read)."""
     return character_sheets([character], session)[character.pk]
 
 
@@ -196,6 +202,7 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
     status: dict[int, str] = {}
     spent: dict[int, tuple[int, ...]] = {}
     blood: dict[int, tuple[int, datetime | None]] = {}
+    tonight: dict[int, tuple[int, str]] = {}  # damage and Garou form (test-pool sheets)
     now = timezone.now()
     risked: dict[tuple[int, object], list[int]] = {}
     if session is not None and ids:
@@ -210,14 +217,21 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
         )
         losses.update(dict(rows))
         spent_fields = [f"{pool}_spent" for pool in Character.POOLS]
-        for character_id, level, seat, traits, until, *used in Presence.objects.filter(
-            session=session, character_id__in=ids
-        ).values_list(
-            "character_id", "health", "status", "blood_traits", "blood_traits_until", *spent_fields
-        ):
+        presences = Presence.objects.filter(session=session, character_id__in=ids).values_list(
+            "character_id",
+            "health",
+            "status",
+            "blood_traits",
+            "blood_traits_until",
+            "damage",
+            "form",
+            *spent_fields,
+        )
+        for character_id, level, seat, traits, until, damage, form, *used in presences:
             health[character_id] = HealthLevel(level)
             status[character_id] = seat
             spent[character_id] = tuple(used)
+            tonight[character_id] = (damage, form)
             if traits and until is not None and until > now:
                 blood[character_id] = (traits, until)
     lines: dict[int, list[TraitLine]] = {pk: [] for pk in ids}
@@ -240,6 +254,9 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
         )
     # Abilities, Disciplines and weapons in one query (as the rules engine reads them).
     extras = _sheet_extras(ids) if ids else {}
+    # An unknown ruleset (a row older than the code) shows the Trait sheet, as before.
+    rules = RULESETS.get(_ruleset_name(characters, session)) if characters else None
+    test_pools = rules is not None and rules.test_pools
     return {
         c.pk: Sheet(
             character=c,
@@ -275,9 +292,48 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
             ],
             blood_traits=blood.get(c.pk, (0, None))[0],
             blood_traits_until=blood.get(c.pk, (0, None))[1],
+            attributes=_attributes(c, extras[c.pk].abilities, spent, tonight)
+            if test_pools
+            else None,
         )
         for c in characters
     }
+
+
+def _ruleset_name(characters: Sequence[Character], session: GameSession | None) -> str:
+    """The ruleset of ``characters``' chronicle (one chronicle), read without
+    a query when a seat (``chronicle_ruleset``), the session or a character
+    carries it; else one query, whose chronicle is kept on the session (or
+    the first character) for whoever reads it next."""
+    if session is not None:
+        carried = getattr(session, "chronicle_ruleset", None)
+        if carried:
+            return carried
+        if GameSession.chronicle.is_cached(session):
+            return session.chronicle.ruleset
+    for character in characters:
+        if Character.chronicle.is_cached(character):
+            return character.chronicle.ruleset
+    return (session or characters[0]).chronicle.ruleset
+
+
+def _attributes(
+    character: Character,
+    abilities: Sequence,
+    spent: dict[int, tuple[int, ...]],
+    tonight: dict[int, tuple[int, str]],
+) -> AttributeSheet:
+    """Her :class:`AttributeSheet` from the rows :func:`character_sheets` read."""
+    used = dict(zip(Character.POOLS, spent.get(character.pk, ()), strict=False))
+    damage, form = tonight.get(character.pk, (0, ""))
+    return attribute_sheet_of(
+        character,
+        [(a.name, a.rating) for a in abilities],
+        willpower_spent=used.get("willpower", 0),
+        rage_spent=used.get("rage", 0),
+        damage=damage,
+        form=form,
+    )
 
 
 def _pool_lines(character: Character, spent: Sequence[int]) -> list[PoolLine]:

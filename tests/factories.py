@@ -36,6 +36,25 @@ def make_character(
     return character
 
 
+def make_rosa(chronicle, player=None, skills=(("Brawl", 3), ("Dodge", 2)), **fields):
+    """Rosa, a Strength-focused brawler of a bns chronicle (issue 12,
+    seeds/002): Physical 7, Social 3, Mental 4, Willpower 6, ``skills`` as
+    (name, rating); ``fields`` change her sheet."""
+    values = {
+        "name": "Rosa",
+        "physical_attribute": 7,
+        "social_attribute": 3,
+        "mental_attribute": 4,
+        "willpower": 6,
+        "focus": "strength",
+        **fields,
+    }
+    character = Character.objects.create(chronicle=chronicle, player=player, **values)
+    for name, rating in skills:
+        Ability.objects.create(character=character, name=name, rating=rating)
+    return character
+
+
 def narrated_chronicle(name: str = "Test Chronicle") -> dict:
     """A chronicle ``name`` narrated by user "narrator", with an open session
     "Tonight". Returns ``{"narrator", "chronicle", "session"}``."""

@@ -74,7 +74,14 @@ from challenges.rules.mob import (
     void_mob,
 )
 from challenges.rules.options import PRESETS, MetOptions, changed_options
-from challenges.rules.rulesets import RULESETS, Ruleset, bids_required, get_ruleset
+from challenges.rules.rulesets import (
+    RULESETS,
+    Ruleset,
+    SheetKind,
+    bids_required,
+    get_ruleset,
+    met_ruleset,
+)
 
 __all__ = [
     "PRESETS",
@@ -104,6 +111,7 @@ __all__ = [
     "RetestKind",
     "RulesError",
     "Ruleset",
+    "SheetKind",
     "Side",
     "Stage",
     "TestRecord",
@@ -125,6 +133,7 @@ __all__ = [
     "declare",
     "defender_must_bid",
     "get_ruleset",
+    "met_ruleset",
     "hurt",
     "legal_moves",
     "mob_bid",

@@ -49,7 +49,7 @@ from challenges.rules.core import (
     beats,
 )
 from challenges.rules.options import Incapacitated, NegativeNamed, Overbid, SimpleTie
-from challenges.rules.rulesets import bids_required, get_ruleset
+from challenges.rules.rulesets import bids_required, get_ruleset, met_ruleset
 
 Chooser = Callable[[Sequence[Throw]], Throw]
 """Picks the narrator's throw from a list of throws, e.g. ``secrets.choice``."""
@@ -481,15 +481,16 @@ def open_opposed(
     weapon she wields (one of hers) and the power she uses (for a Willpower
     retest's immunity) → stage RESPONSE.
 
-    Events: "opened", "bid". RulesError: unknown ruleset; challenging
-    yourself; a challenger who may not initiate (Incapacitated); Surprise
+    Events: "opened", "bid". RulesError: unknown ruleset or one with no
+    Trait bids (``met_ruleset``); challenging yourself; a challenger who may
+    not initiate (Incapacitated); Surprise
     where the ruleset has none; a weapon she does not have; a defender immune
     to her ``power`` (or, with none named, to her challenges of this category)
     after a Willpower retest; a wrong number of bids; a bid Trait she does not
     hold free in ``category``, of another category, or Negative.
     seeds/000 "Initial Bid"; seeds/004 "The Challenge", Surprise, "Weapons".
     """
-    rules = get_ruleset(ruleset)
+    rules = met_ruleset(ruleset)
     opts = rules.options
     if challenger.character_id == defender.character_id:
         raise RulesError("You cannot challenge yourself.")
@@ -1223,11 +1224,12 @@ def open_static(
     The narrator's throw (``narrator_throw``, or ``choose(list(Throw))`` if
     None) is stored at once in ``tests[0].defender_throw``; the test is not
     revealed until the player throws. Event: "opened" (without the throw or
-    the difficulty). RulesError: unknown ruleset, difficulty below 1 or not a
-    whole number, a player who may not initiate (Incapacitated), a bad throw.
+    the difficulty). RulesError: unknown ruleset or one with no Trait bids,
+    difficulty below 1 or not a whole number, a player who may not initiate
+    (Incapacitated), a bad throw.
     seeds/000 "Static Challenges".
     """
-    rules = get_ruleset(ruleset)
+    rules = met_ruleset(ruleset)
     if isinstance(difficulty, bool) or not isinstance(difficulty, int) or difficulty < 1:
         raise RulesError("The difficulty must be at least 1 Trait.")
     if not judge.can_enter(challenger, rules.options, initiate=True):
@@ -1309,10 +1311,11 @@ def open_simple(
     initiator (the player unless ``narrator_initiated``), except in a
     ``difficult`` test, which needs an outright win (seeds/004 "Simple Test",
     "Difficult Test"). Nobody is wounded; only Traits bid are lost, on a
-    failure. Events: "opened" (and "bid"). RulesError: unknown ruleset, a bad throw, a difficult
-    test where the ruleset has none. A character of any health may be asked.
+    failure. Events: "opened" (and "bid"). RulesError: unknown ruleset or
+    one with no Trait bids, a bad throw, a difficult test where the ruleset
+    has none. A character of any health may be asked.
     """
-    rules = get_ruleset(ruleset)
+    rules = met_ruleset(ruleset)
     if difficult and not rules.options.difficult_tests:
         raise RulesError("Difficult tests are not part of this chronicle's rules.")
     names: tuple[str, ...] = ()

@@ -57,7 +57,7 @@ from challenges.rules.core import (
     _as,
 )
 from challenges.rules.engine import _validate_bids
-from challenges.rules.rulesets import bids_required, get_ruleset
+from challenges.rules.rulesets import bids_required, get_ruleset, met_ruleset
 
 MAX_DAMAGE = 5
 """Most health levels one attacker's stated effect may do (a guard)."""
@@ -322,9 +322,9 @@ def open_mob(
 ) -> MobTransition:
     """A narrator opens a mob scene for ``participants`` (at least three
     different characters, in her order) in ``category`` → stage CHOOSING.
-    Event "mob_opened". RulesError: unknown ruleset, fewer than three, a
+    Event "mob_opened". RulesError: unknown ruleset or one with no Trait bids, fewer than three, a
     character listed twice. seeds/000 "The Mob Scene"; seeds/004 "Mob Scenes"."""
-    get_ruleset(ruleset)
+    met_ruleset(ruleset)
     ids = [c.character_id for c in participants]
     if len(set(ids)) != len(ids):
         raise RulesError("A character is listed twice.")

@@ -6,23 +6,71 @@ engine. See RULES.md "Where the rulesets differ".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from challenges.rules import options as met_options
 from challenges.rules.core import Combatant, HealthLevel, RulesError
 from challenges.rules.options import Bruised, EqualCounts, MetOptions, SimpleTie, Wounded
 
 
+class SheetKind(StrEnum):
+    """What a character sheet of a ruleset is made of."""
+
+    #: Adjective Traits held several times, bid and lost in challenges; Abilities
+    #: rated for retests (seeds/000 "Traits"; seeds/004 "Trait Categories").
+    TRAITS = "traits"
+    #: Numeric Attributes (Physical, Social, Mental) and Skills added into test
+    #: pools; nothing is bid or lost (seeds/002 "Common Test Pools").
+    ATTRIBUTES = "attributes"
+
+
 @dataclass(frozen=True)
 class Ruleset:
     """The policies of one ruleset.
 
+    ``label``: its name for people ("By Night Studios MET").
     ``options``: the MET rule options (challenges/rules/options.py), one per
     row of RULES.md "Where the rulesets differ". The engine reads two of them
-    through the properties below.
+    through the properties below. A ruleset whose sheet is not ``TRAITS``
+    plays no MET challenge (``met_challenges`` is False): its ``options`` are
+    met_classic's, read only by code that never reaches its characters' play
+    (health clocks run on MET health levels, which its sheets never leave).
+    ``sheet``: what its sheets are made of (:class:`SheetKind`); the web layer
+    reads it through the flags below, never through the ruleset's name.
     """
 
     name: str
     options: MetOptions = met_options.MET_CLASSIC
+    sheet: SheetKind = SheetKind.TRAITS
+    label: str = ""
+
+    @property
+    def adjective_traits(self) -> bool:
+        """Sheets hold adjective Traits (and Negative Traits) that are bid and
+        lost: the MET "Challenge someone" form, bids, overbids, mob scenes,
+        static challenges against a Trait count (seeds/000 "Rules")."""
+        return self.sheet is SheetKind.TRAITS
+
+    @property
+    def met_challenges(self) -> bool:
+        """The MET challenge engine (``challenges.rules.engine``, ``mob``)
+        plays this ruleset: opposed and static challenges, simple tests and
+        mob scenes with Trait bids. False for ``bns``, whose challenges are
+        settled by test pools (seeds/002 "Tests and Challenges")."""
+        return self.adjective_traits
+
+    @property
+    def test_pools(self) -> bool:
+        """Sheets rate Attributes and Skills that add up to test pools
+        (seeds/002 "Common Test Pools"), with Willpower current and permanent,
+        a wound track and, for Garou, a form."""
+        return self.sheet is SheetKind.ATTRIBUTES
+
+    @property
+    def skills_label(self) -> str:
+        """What sheets call Abilities: "Skills" under test pools (seeds/002),
+        else "Abilities" (seeds/000)."""
+        return "Skills" if self.test_pools else "Abilities"
 
     @property
     def draw_on_equal_counts(self) -> bool:
@@ -37,10 +85,15 @@ class Ruleset:
         return self.options.simple_test_tie is SimpleTie.SUCCEEDS
 
 
-MET_CLASSIC = Ruleset(name="met_classic", options=met_options.MET_CLASSIC)
-UKM = Ruleset(name="ukm", options=met_options.UKM)
+MET_CLASSIC = Ruleset(
+    name="met_classic", options=met_options.MET_CLASSIC, label="Mind's Eye Theatre (classic)"
+)
+UKM = Ruleset(name="ukm", options=met_options.UKM, label="UK Masquerade house rules (MET)")
+BNS = Ruleset(name="bns", sheet=SheetKind.ATTRIBUTES, label="By Night Studios MET")
+"""seeds/002: Attributes and Skills in test pools; its rules engine is
+``challenges.rules.bns`` (and ``bns_combat``), not the MET one."""
 
-RULESETS: dict[str, Ruleset] = {MET_CLASSIC.name: MET_CLASSIC, UKM.name: UKM}
+RULESETS: dict[str, Ruleset] = {r.name: r for r in (MET_CLASSIC, UKM, BNS)}
 """Known rulesets by name (the chronicle's ``ruleset`` field)."""
 
 
@@ -50,6 +103,19 @@ def get_ruleset(name: str) -> Ruleset:
         return RULESETS[name]
     except (KeyError, TypeError):
         raise RulesError(f"Unknown ruleset {name!r}.") from None
+
+
+def met_ruleset(name: str) -> Ruleset:
+    """The ruleset called ``name``, which must play MET challenges (Trait
+    bids). Raises RulesError for an unknown ruleset, and for one whose sheets
+    have no Traits to bid (``bns``: "This chronicle plays By Night Studios
+    MET: its sheets have no Traits to bid.")."""
+    rules = get_ruleset(name)
+    if not rules.met_challenges:
+        raise RulesError(
+            f"This chronicle plays {rules.label or rules.name}: its sheets have no Traits to bid."
+        )
+    return rules
 
 
 def bids_required(combatant: Combatant, ruleset: Ruleset | str) -> int:

@@ -172,6 +172,7 @@ def dashboard_context(session: GameSession) -> dict:
         "roster": _roster(session, list(present.order_by("name"))),
         "categories": list(Category),
         "difficult_tests": difficult_tests(session),
+        "met_challenges": met_challenges(session),
         "mobs": mob_views(session, None),  # issue 11: mob scenes
     }
 
@@ -221,6 +222,16 @@ def difficult_tests(session: GameSession) -> bool:
         return get_ruleset(session.chronicle.ruleset).options.difficult_tests
     except RulesError:
         return False
+
+
+def met_challenges(session: GameSession) -> bool:
+    """The session's ruleset plays MET challenges (``Ruleset.met_challenges``):
+    the dashboard then offers mob scenes, static challenges, simple tests and
+    prepared statics; a ``bns`` session (test pools, seeds/002) does not."""
+    try:
+        return get_ruleset(session.chronicle.ruleset).met_challenges
+    except RulesError:
+        return True
 
 
 def character_panel_context(session: GameSession, character_id: int) -> dict | None:

@@ -113,16 +113,25 @@ def sheet_post(
         ("weapons", list(weapons)),
     ]
     for prefix, rows in inlines:
-        data[f"{prefix}-TOTAL_FORMS"] = len(rows)
-        data[f"{prefix}-INITIAL_FORMS"] = sum(1 for row in rows if row.get("id"))
-        data[f"{prefix}-MIN_NUM_FORMS"] = 0
-        data[f"{prefix}-MAX_NUM_FORMS"] = 1000
-        for i, row in enumerate(rows):
-            data[f"{prefix}-{i}-character"] = character.pk or ""
-            for key, value in row.items():
-                if key in ("negative", "stamina", "ranged") and not value:
-                    continue  # an unchecked box is absent from a POST
-                data[f"{prefix}-{i}-{key}"] = value
+        data.update(inline_post(character, prefix, rows))
+    return data
+
+
+def inline_post(character: Character, prefix: str, rows: list[dict]) -> dict:
+    """The POST of one inline of a character's admin page (``prefix``:
+    "traits", "abilities"...): its management form, then ``rows``."""
+    data = {
+        f"{prefix}-TOTAL_FORMS": len(rows),
+        f"{prefix}-INITIAL_FORMS": sum(1 for row in rows if row.get("id")),
+        f"{prefix}-MIN_NUM_FORMS": 0,
+        f"{prefix}-MAX_NUM_FORMS": 1000,
+    }
+    for i, row in enumerate(rows):
+        data[f"{prefix}-{i}-character"] = character.pk or ""
+        for key, value in row.items():
+            if key in ("negative", "stamina", "ranged") and not value:
+                continue  # an unchecked box is absent from a POST
+            data[f"{prefix}-{i}-{key}"] = value
     return data
 
 

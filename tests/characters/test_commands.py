@@ -14,6 +14,8 @@ from django.utils import timezone
 from challenges.rules import Category
 from characters.management.commands import evening
 from characters.management.commands.demo import (
+    BNS_CHRONICLE,
+    BNS_SESSION,
     CHRONICLE,
     SESSION,
     UKM_CHRONICLE,
@@ -81,20 +83,27 @@ def test_demo_twice_creates_nothing_twice():
     output = run("demo")
 
     assert counts() == first
-    assert first["User"] == len(USERS) == 12
-    # 7 + 3 played characters, and one auto-answering NPC in each chronicle.
-    assert first["Character"] == first["Presence"] == 7 + 3 + 2
-    assert first["GameSession"] == first["Chronicle"] == 2
+    assert first["User"] == len(USERS) == 12 + 4
+    # 7 + 3 played characters and one auto-answering NPC in each MET
+    # chronicle; 4 played and a Stock NPC in the bns one (issue 12).
+    assert first["Character"] == first["Presence"] == 7 + 3 + 2 + 5
+    assert first["GameSession"] == first["Chronicle"] == 3
     assert "0 new" in output
 
 
-def test_demo_opens_a_session_with_every_character_present():
+def demo_chronicle(name: str, ruleset: str, session_name: str) -> tuple[Chronicle, GameSession]:
+    """Run the demo; its chronicle ``name`` (of ``ruleset``) and its open
+    session, named ``session_name``."""
     run("demo")
-
-    chronicle = Chronicle.objects.get(name=CHRONICLE)
+    chronicle = Chronicle.objects.get(name=name)
     session = chronicle.open_session()
-    assert chronicle.ruleset == Chronicle.Ruleset.MET_CLASSIC
-    assert session is not None and session.name == SESSION
+    assert chronicle.ruleset == ruleset
+    assert session is not None and session.name == session_name
+    return chronicle, session
+
+
+def test_demo_opens_a_session_with_every_character_present():
+    chronicle, session = demo_chronicle(CHRONICLE, Chronicle.Ruleset.MET_CLASSIC, SESSION)
     assert session.presences.count() == chronicle.characters.count() == 7 + 1
 
 
@@ -141,12 +150,7 @@ def test_demo_sheets_have_pools_weapons_and_stamina_traits():
 
 
 def test_demo_opens_a_ukm_chronicle_of_kindred():
-    run("demo")
-
-    chronicle = Chronicle.objects.get(name=UKM_CHRONICLE)
-    session = chronicle.open_session()
-    assert chronicle.ruleset == Chronicle.Ruleset.UKM
-    assert session is not None and session.name == UKM_SESSION
+    chronicle, session = demo_chronicle(UKM_CHRONICLE, Chronicle.Ruleset.UKM, UKM_SESSION)
     assert session.presences.count() == chronicle.characters.count() == 3 + 1
     mara = chronicle.characters.get(name="Mara")
     assert (mara.blood, mara.willpower, mara.blood_per_turn, mara.player.username) == (
@@ -282,8 +286,8 @@ def test_joinlinks_prints_a_link_per_player_and_narrator_of_the_chronicle(client
     output = run("joinlinks", "--chronicle", CHRONICLE, "--base-url", "http://10.0.0.5:8000/")
 
     lines = {m["username"]: m for m in JOIN_LINE.finditer(output)}
-    ukm_players = {"lucius", "mara", "tobias"}
-    assert set(lines) == {u.username for u in USERS} - {"admin"} - ukm_players
+    other_players = {"lucius", "mara", "tobias", "rosa", "jack", "rips", "vesper"}
+    assert set(lines) == {u.username for u in USERS} - {"admin"} - other_players
     assert lines["helen"]["roles"] == "Helen"
     assert lines["narrator"]["roles"] == "narrator"
     link = urlsplit(lines["grady"]["link"])
@@ -362,3 +366,57 @@ def test_evening_prints_where_the_qr_sheets_are(static_root):
     demo = Chronicle.objects.get(name=CHRONICLE)
     assert f"http://127.0.0.1:8123/narrate/chronicle/{demo.pk}/statics/print/" in output
     assert f"http://127.0.0.1:8123/narrate/chronicle/{demo.pk}/join/print/" in output
+
+
+# --- issue 12: the bns demo chronicle -----------------------------------------------
+
+
+def test_demo_opens_a_bns_chronicle_whose_sheets_exercise_the_seed():
+    from characters.attribute_sheets import attribute_sheets
+
+    chronicle, session = demo_chronicle(BNS_CHRONICLE, Chronicle.Ruleset.BNS, BNS_SESSION)
+    characters = {c.name: c for c in chronicle.characters.all()}
+    assert session.presences.count() == len(characters) == 5
+    for character in characters.values():
+        character.full_clean()  # within the app's ranges
+        assert not character.traits.exists()
+    sheets = {
+        name: sheet
+        for name, sheet in zip(
+            characters,
+            attribute_sheets(list(characters.values()), session).values(),
+            strict=True,
+        )
+    }
+    rosa, jack = sheets["Rosa"], sheets["Jack"]
+    assert (rosa.focus, rosa.physical, rosa.skill("Brawl"), rosa.skill("Dodge")) == (
+        "strength",
+        7,
+        4,
+        3,
+    )
+    assert (jack.focus, jack.skill("Firearms")) == ("dexterity", 4)
+    rips = sheets["Rips-the-Dark"]
+    assert (rips.garou, rips.form_label, rips.rage_text) == (True, "Crinos", "Rage 5/5")
+    vesper = sheets["Sister Vesper"]
+    assert vesper.mental > vesper.physical and vesper.willpower == 8 and vesper.no_knockout
+    thug = sheets["Warehouse thug"]
+    assert thug.stock_npc and thug.tracks == ()
+    assert characters["Warehouse thug"].player is None
+
+
+def test_demo_keeps_a_bns_garou_changed_back_tonight():
+    run("demo")
+    Presence.objects.filter(character__name="Rips-the-Dark").update(form="homid")
+    run("demo")
+    assert Presence.objects.get(character__name="Rips-the-Dark").form == "homid"
+
+
+def test_evening_prints_the_bns_players_links_and_join_cards_but_no_statics(static_root):
+    output = run("evening", "--no-serve", "--host", "127.0.0.1", "--port", "8123")
+    links = dict(LINK.findall(output))
+    assert {"rosa", "jack", "rips", "vesper"} <= set(links)
+    bns = Chronicle.objects.get(name=BNS_CHRONICLE)
+    line = next(line for line in output.splitlines() if line.startswith(f"Print {bns}"))
+    assert f"http://127.0.0.1:8123/narrate/chronicle/{bns.pk}/join/print/" in line
+    assert "statics" not in line

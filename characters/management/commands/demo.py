@@ -8,8 +8,12 @@ every demo character present; and the "UK Masquerade demo" (``ukm``, seeds/004)
 with three Kindred (Blood, Willpower, Disciplines, weapons, a generation limit)
 and their players, its own session open. Each chronicle also has an
 auto-answering NPC with no player (issue 11 section 4): the spirit "Pattern
-Spider" (``met_classic``) and the ghoul "Bertram" (``ukm``). Running it again creates nothing
-twice and leaves edited sheets and existing passwords alone.
+Spider" (``met_classic``) and the ghoul "Bertram" (``ukm``). Issue 12 adds
+"By Night demo" (``bns``, seeds/002): sheets of Attributes and Skills for a
+Strength-focused brawler, a Dexterity-focused gunslinger, a Garou in Crinos
+with Rage, a Mentally strong mystic and a Stock NPC thug, its own session
+open. Running it again creates nothing twice and leaves edited sheets and
+existing passwords alone.
 """
 
 from dataclasses import dataclass, field
@@ -21,13 +25,15 @@ from django.db import transaction
 from django.db.models import Q
 
 from challenges.rules import Category
-from characters.models import Ability, Character, Chronicle, Discipline, Trait, Weapon
+from characters.models import Ability, Character, Chronicle, Discipline, Presence, Trait, Weapon
 from characters.services import presence_join, session_start
 
 CHRONICLE = "Demo Chronicle"
 SESSION = "Demo evening"
 UKM_CHRONICLE = "UK Masquerade demo"
 UKM_SESSION = "Elysium"
+BNS_CHRONICLE = "By Night demo"
+BNS_SESSION = "The warehouse"
 
 SHEET_MODELS = ["character", "trait", "ability", "discipline", "weapon", "presence"]
 
@@ -81,6 +87,10 @@ USERS = [
     DemoUser("lucius", "Lucius"),
     DemoUser("mara", "Mara"),
     DemoUser("tobias", "Tobias"),
+    DemoUser("rosa", "Rosa"),
+    DemoUser("jack", "Jack"),
+    DemoUser("rips", "Rips"),
+    DemoUser("vesper", "Vesper"),
 ]
 
 # seeds/000: Helen (7 Physical) against Grady (5 Physical, Resilient); Ray
@@ -326,6 +336,72 @@ UKM_SHEETS = [
 ]
 
 
+@dataclass(frozen=True)
+class DemoAttributeSheet:
+    """A demo character of a test-pool chronicle (``bns``, seeds/002):
+    Attributes (Physical, Social, Mental), Skills as (name, rating), and
+    ``sheet``: other Character fields (willpower, rage, garou, form, focus,
+    stock_npc, no_knockout); ``player`` "" is an NPC."""
+
+    name: str
+    player: str
+    concept: str
+    attributes: tuple[int, int, int]
+    skills: list[tuple[str, int]]
+    sheet: dict = field(default_factory=dict)
+    # Tonight's presence (her form, for a Garou who starts the evening changed).
+    form_tonight: str = ""
+
+
+# seeds/002: test pools are an Attribute plus a Skill (Physical + Brawl) or
+# current Willpower (Mental + Willpower); a Physical focus gives free
+# maneuvers; Stock NPCs assist with +1 and have no wound track; vampires
+# cannot be knocked out.
+BNS_SHEETS = [
+    DemoAttributeSheet(
+        "Rosa",
+        "rosa",
+        "Bare-knuckle brawler, Strength-focused (free Grapple or Knock Down)",
+        (7, 3, 3),
+        [("Brawl", 4), ("Dodge", 3), ("Intimidation", 2)],
+        {"willpower": 5, "focus": "strength"},
+    ),
+    DemoAttributeSheet(
+        "Jack",
+        "jack",
+        "Gunslinger, Dexterity-focused (free Quick Draw or Burst of Speed)",
+        (6, 4, 4),
+        [("Firearms", 4), ("Dodge", 2), ("Streetwise", 2)],
+        {"willpower": 5, "focus": "dexterity"},
+    ),
+    DemoAttributeSheet(
+        "Rips-the-Dark",
+        "rips",
+        "Get of Fenris Ahroun, in Crinos with Rage to spend",
+        (9, 2, 4),
+        [("Brawl", 3), ("Dodge", 2), ("Survival", 2)],
+        {"willpower": 4, "rage": 5, "garou": True, "form": "homid", "focus": "stamina"},
+        form_tonight="crinos",
+    ),
+    DemoAttributeSheet(
+        "Sister Vesper",
+        "vesper",
+        "Tremere mystic: Mental attacks, Social and Mental defence with Willpower",
+        (3, 6, 9),
+        [("Occult", 4), ("Awareness", 3), ("Dodge", 1)],
+        {"willpower": 8, "no_knockout": True},
+    ),
+    DemoAttributeSheet(
+        "Warehouse thug",
+        "",
+        "A Stock NPC run by the narrators: +1 when he assists",
+        (5, 1, 2),
+        [("Brawl", 2), ("Melee", 1)],
+        {"stock_npc": True},
+    ),
+]
+
+
 class Command(BaseCommand):
     help = (
         "Create the demo chronicle, its users, characters and open session. "
@@ -348,18 +424,27 @@ class Command(BaseCommand):
             passwords = "new users log in by one-tap link"
         else:
             passwords = "passwords unchanged"
-        for name, ruleset, sheets, session_name in (
-            (CHRONICLE, Chronicle.Ruleset.MET_CLASSIC, SHEETS, SESSION),
-            (UKM_CHRONICLE, Chronicle.Ruleset.UKM, UKM_SHEETS, UKM_SESSION),
+        for name, ruleset, ensure, sheets, session_name in (
+            (CHRONICLE, Chronicle.Ruleset.MET_CLASSIC, ensure_characters, SHEETS, SESSION),
+            (UKM_CHRONICLE, Chronicle.Ruleset.UKM, ensure_characters, UKM_SHEETS, UKM_SESSION),
+            (
+                BNS_CHRONICLE,
+                Chronicle.Ruleset.BNS,
+                ensure_attribute_characters,
+                BNS_SHEETS,
+                BNS_SESSION,
+            ),
         ):
             chronicle, _ = Chronicle.objects.get_or_create(name=name, defaults={"ruleset": ruleset})
             chronicle.narrators.add(users["narrator"])
-            characters, new_characters = ensure_characters(chronicle, users, sheets)
+            characters, new_characters = ensure(chronicle, users, sheets)
             session = chronicle.open_session() or session_start(
                 chronicle=chronicle, name=session_name
             )
             for character in characters:
                 presence_join(session=session, character=character)
+            if ensure is ensure_attribute_characters:
+                ensure_forms_tonight(session, sheets)
             ensure_prepared_statics(chronicle)  # issue 11, statics
             self.stdout.write(
                 f"{chronicle} ({chronicle.ruleset}): {len(users)} demo users "
@@ -466,6 +551,48 @@ def ensure_characters(
             )
         characters.append(character)
     return characters, created_count
+
+
+def ensure_attribute_characters(
+    chronicle: Chronicle, users: dict, sheets: list[DemoAttributeSheet] = BNS_SHEETS
+) -> tuple[list[Character], int]:
+    """Create the missing characters of a test-pool chronicle's ``sheets``
+    (Attributes, Skills, Willpower, Rage, form, focus, flags); an existing
+    character's sheet is left as it is. Returns (characters, how many were new)."""
+    characters = []
+    created_count = 0
+    for sheet in sheets:
+        physical, social, mental = sheet.attributes
+        character, created = Character.objects.get_or_create(
+            chronicle=chronicle,
+            name=sheet.name,
+            defaults={
+                "player": users.get(sheet.player),
+                "concept": sheet.concept,
+                "physical_attribute": physical,
+                "social_attribute": social,
+                "mental_attribute": mental,
+                **sheet.sheet,
+            },
+        )
+        if created:
+            created_count += 1
+            Ability.objects.bulk_create(
+                Ability(character=character, name=name, rating=rating)
+                for name, rating in sheet.skills
+            )
+        characters.append(character)
+    return characters, created_count
+
+
+def ensure_forms_tonight(session, sheets: list[DemoAttributeSheet]) -> None:
+    """Put the Garou of ``sheets`` who start the evening changed in their form
+    tonight, unless a form was set for tonight already."""
+    for sheet in sheets:
+        if sheet.form_tonight:
+            Presence.objects.filter(session=session, character__name=sheet.name, form="").update(
+                form=sheet.form_tonight
+            )
 
 
 # --- issue 11, statics: a prepared static per demo chronicle ----------------------

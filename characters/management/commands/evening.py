@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand
 from django.urls import reverse
 from sesame.utils import get_query_string
 
-from characters.management.commands.demo import CHRONICLE, UKM_CHRONICLE, USERS
+from characters.management.commands.demo import BNS_CHRONICLE, CHRONICLE, UKM_CHRONICLE, USERS
 from characters.models import Chronicle
 
 UNSPECIFIED_HOSTS = {"", "0.0.0.0", "::"}
@@ -85,12 +85,15 @@ class Command(BaseCommand):
         self.stdout.write(f"Narrators' dashboard: {base}{reverse('narrate_index')}")
         self.stdout.write(f"Admin: {base}{reverse('admin:index')}")
         # issue 11, statics: the printable QR cards (prepared statics, join links).
-        for chronicle in Chronicle.objects.filter(name__in=[CHRONICLE, UKM_CHRONICLE]):
+        demos = [CHRONICLE, UKM_CHRONICLE, BNS_CHRONICLE]
+        for chronicle in Chronicle.objects.filter(name__in=demos):
+            # A chronicle that plays no MET challenge (bns) has no prepared statics.
             cards = reverse("statics_sheet", args=[chronicle.pk])
             joins = reverse("join_sheet", args=[chronicle.pk])
+            sheets = [f"statics {base}{cards}"] if chronicle.rules.met_challenges else []
+            sheets.append(f"join links {base}{joins}")
             self.stdout.write(
-                f"Print {chronicle}'s QR cards (signed in as a narrator): "
-                f"statics {base}{cards} · join links {base}{joins}"
+                f"Print {chronicle}'s QR cards (signed in as a narrator): " + " · ".join(sheets)
             )
         users = get_user_model().objects.filter(username__in=[u.username for u in USERS])
         by_name = {user.username: user for user in users}
