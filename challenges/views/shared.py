@@ -99,6 +99,9 @@ class ChallengeView:
     #: A voided challenge's reason, as the narrator gave it (dashboard only).
     void_reason: str = ""
 
+    pooled = False
+    """A MET challenge (issue 12: ``views.bns.BnsCardView`` has True)."""
+
     @property
     def pk(self) -> int:
         return self.challenge.pk
@@ -808,13 +811,18 @@ def _own_losses(traits: list[str], wounded: bool) -> str:
 
 
 def challenge_view(challenge: Challenge, character: Character | None) -> ChallengeView:
-    """Wrap ``challenge`` for ``character``'s phone (None: a narrator's dashboard)."""
+    """Wrap ``challenge`` for ``character``'s phone (None: a narrator's dashboard);
+    a challenge of test pools (issue 12) as a ``views.bns.BnsCardView``."""
     side = None
     if character is not None:
         if character.pk == challenge.challenger_id:
             side = Side.CHALLENGER
         elif character.pk == challenge.defender_id:
             side = Side.DEFENDER
+    if challenge.pooled:
+        from challenges.views.bns import bns_card
+
+        return bns_card(challenge, side)  # type: ignore[return-value]
     return ChallengeView(challenge, ChallengeState.from_dict(challenge.state), side)
 
 
