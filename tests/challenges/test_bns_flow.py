@@ -11,6 +11,8 @@ import pytest
 from channels.db import database_sync_to_async
 
 from challenges import services
+from challenges.consistency import find_inconsistencies
+from challenges.history import history_csv, session_history
 from challenges.models import POOLS_KIND, Challenge, ClientAction, Event, Test
 from challenges.services import npcs
 from characters.models import Character, Chronicle, Presence
@@ -150,12 +152,27 @@ async def test_an_opposed_test_with_a_willpower_retest_end_to_end(bns_game):
     reply, _ = await act(tooth, action="bns.retest", challenge=str(challenge.pk))
     assert reply["type"] == "error"
     assert (await _presence(game["tooth"])).willpower_spent == 1
+    assert await database_sync_to_async(find_inconsistencies)() == []
+    # The evening's history lists both tests with both throws and pools, and the Willpower.
+    history = await database_sync_to_async(session_history)(game["session"])
+    texts = [e.text for e in history.entries]
+    for line in (
+        "Rosa attacks Tooth (brawl)",
+        "Pools: Rosa 10, Tooth 9 (dodge)",
+        "Test 1: Rosa rock, Tooth scissors — Rosa wins the test (pools 10 vs 9)",
+        "Tooth spends 1 Willpower",
+        "Test 2: Rosa paper, Tooth scissors — Tooth wins the test (pools 10 vs 9)",
+        "Result: failure",
+    ):
+        assert line in texts, (line, texts)
+    assert "Tooth spends 1 Willpower" in history_csv(history)
     await rosa.disconnect()
     await tooth.disconnect()
 
 
 async def test_an_exceptional_success_deals_an_extra_damage_into_the_wound_tracks(bns_game):
     game = bns_game
+    dashboard, _ = await connect(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
     rosa, tooth = await _phones(game)
     challenge, _ = await _rosa_brawls_tooth(game, rosa, tooth)
     await _throw(rosa, challenge, "rock")
@@ -173,6 +190,13 @@ async def test_an_exceptional_success_deals_an_extra_damage_into_the_wound_track
     assert (await _presence(game["tooth"])).damage == 2
     resolved = [d for k, d in await _events(challenge) if k == "resolved"]
     assert resolved[0]["result"] == "exceptional" and resolved[0]["damage"] == 2
+    # The narrators' row gives the result with both throws; Tooth's roster row his boxes.
+    await expect(
+        dashboard,
+        ("Exceptional success: Tooth takes 2 damage.", 'data-throw="rock"'),
+        ("roster-", "Healthy 2/3"),
+    )
+    await dashboard.disconnect()
     await rosa.disconnect()
     await tooth.disconnect()
 
