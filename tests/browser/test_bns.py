@@ -13,7 +13,8 @@ import sqlite3
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_evening import AT_ONCE, SHOTS, Screen, assert_usable, log_in
+from tests.browser.test_evening import AT_ONCE, SHOTS, Screen, assert_usable
+from tests.browser.test_retests import three_screens
 
 pytestmark = pytest.mark.browser
 
@@ -40,13 +41,7 @@ def _by_night(live) -> None:
 @pytest.fixture
 def screens(live, phone, tablet) -> tuple[Screen, Screen, Screen]:
     _by_night(live)
-    helen, grady, narrator = Screen(phone()), Screen(phone()), Screen(tablet())
-    log_in(helen.page, live("/accounts/login/"), "helen")
-    grady.page.goto(live(live.ids["grady_join"]))
-    log_in(narrator.page, live("/accounts/login/?next=/narrate/"), "narrator")
-    for screen in (helen, grady, narrator):
-        screen.connected()
-    return helen, grady, narrator
+    return three_screens(live, phone, tablet)
 
 
 def test_an_opposed_test_with_a_willpower_retest(live, screens):
