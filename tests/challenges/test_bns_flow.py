@@ -348,3 +348,50 @@ async def test_an_auto_answering_npc_answers_and_throws_by_itself(bns_game, monk
 @pytest.fixture
 def bns_game(transactional_db) -> dict:
     return _by_night()
+
+
+async def test_ending_the_session_voids_an_open_challenge_of_test_pools(bns_game):
+    game = bns_game
+    rosa, tooth = await _phones(game)
+    challenge, _ = await _rosa_brawls_tooth(game, rosa, tooth)
+    await database_sync_to_async(services.session_end)(
+        session=game["session"], user=game["narrator"], msg_id="end-1"
+    )
+    done = await _reload(challenge)
+    assert (done.stage, done.outcome) == ("resolved", "void")
+    assert (await _presence(game["tooth"])).damage == 0
+    assert await database_sync_to_async(find_inconsistencies)() == []
+    await rosa.disconnect()
+    await tooth.disconnect()
+
+
+async def test_an_npc_switched_to_auto_answer_in_a_time_out_answers_at_resume(bns_game):
+    game = bns_game
+    await database_sync_to_async(Character.objects.filter(pk=game["thug"].pk).update)(
+        auto_answer=False
+    )
+    rosa, _ = await connect(f"/ws/play/{game['rosa'].pk}/", game["rosa_player"])
+    reply, _ = await act(rosa, action="bns.open", defender=str(game["thug"].pk), attack="brawl")
+    assert reply["status"] == "ok", reply
+    challenge = await _latest()
+    assert challenge.stage == "response"  # Thug waits: nobody answers for him yet
+    session, narrator = game["session"], game["narrator"]
+    await database_sync_to_async(services.session_time_out)(
+        session=session, user=narrator, msg_id="time-out-2"
+    )
+    await database_sync_to_async(services.npc_set)(
+        session=session,
+        character=game["thug"],
+        auto_answer=True,
+        relents="never",
+        user=narrator,
+        msg_id="npc-on",
+    )
+    assert (await _reload(challenge)).stage == "response"  # not during the time out
+    await database_sync_to_async(services.session_resume)(
+        session=session, user=narrator, msg_id="resume-2"
+    )
+    answered = await _reload(challenge)
+    assert answered.stage == "throws"
+    assert answered.state["defence"] == "dodge" and answered.state["defender_pool"] == 5
+    await rosa.disconnect()
