@@ -60,6 +60,11 @@ def state_shown(state: dict) -> dict:
     shows. A state that does not parse is shown with every throw hidden."""
     tests = []
     for test in state.get("tests") or []:
+        if "attacker_throw" in test:  # issue 12: a test of test pools (rules.bns.BnsTest)
+            both = bool(test.get("attacker_throw")) and bool(test.get("defender_throw"))
+            keys = ("attacker_throw", "defender_throw")
+            tests.append({**test, **{k: test[k] if both else _hidden(test.get(k)) for k in keys}})
+            continue
         try:
             record = TestRecord.from_dict(test)
         except (KeyError, TypeError, ValueError):
@@ -69,6 +74,11 @@ def state_shown(state: dict) -> dict:
             shown[key] = throw or (HIDDEN if test.get(key) else None)
         tests.append({**test, **shown})
     return {**state, "tests": tests}
+
+
+def _hidden(throw: Any) -> str | None:
+    """An unrevealed throw as the admin shows it: :data:`HIDDEN`, None if none."""
+    return HIDDEN if throw else None
 
 
 @dataclass(frozen=True)
