@@ -16,7 +16,7 @@ from functools import cached_property
 from challenges.models import Challenge
 from challenges.rules import Side, bns
 from challenges.services.bns import fighter_of
-from challenges.views.shared import RESULT_COLLAPSE_SECONDS
+from challenges.views.shared import RESULT_COLLAPSE_SECONDS, CallsNarrator
 from characters.attribute_sheets import AttributeSheet
 from characters.models import Character
 
@@ -48,7 +48,7 @@ class BnsTestView:
 
 
 @dataclass
-class BnsCardView:
+class BnsCardView(CallsNarrator):
     """A challenge of test pools as ``side`` sees it (None: a narrator)."""
 
     challenge: Challenge
@@ -245,19 +245,6 @@ class BnsCardView:
         return f"Waiting on {names} to {_WAITING_FOR.get(self.state.stage, 'move')}."
 
     narrator_stage = waiting_text
-
-    @property
-    def ruling_lines(self) -> list[dict[str, str]]:
-        return list(self.challenge.rulings or [])
-
-    @property
-    def called(self) -> bool:
-        return self.challenge.called_at is not None
-
-    @property
-    def called_at(self) -> float:
-        at = self.challenge.called_at
-        return at.timestamp() if at else 0.0
 
     @property
     def stage_since(self) -> float:

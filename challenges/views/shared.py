@@ -95,8 +95,64 @@ class TestView:
     record: TestRecord
 
 
+class CallsNarrator:
+    """s11 rulings: a call for a narrator and the rulings, on cards and rows;
+    shared by :class:`ChallengeView` and ``views.bns.BnsCardView`` (each has
+    ``challenge``, ``side``, ``is_resolved`` and both names)."""
+
+    challenge: Challenge
+    side: Side | None
+    is_resolved: bool
+    challenger_name: str
+    defender_name: str
+
+    @property
+    def called(self) -> bool:
+        """A side has called a narrator and no ruling or dismissal has answered yet."""
+        return self.challenge.called_at is not None
+
+    @property
+    def called_at(self) -> float:
+        """Epoch seconds of the call (0 when none): the dashboard beeps once per call."""
+        return self.challenge.called_at.timestamp() if self.challenge.called_at else 0.0
+
+    @property
+    def called_by_name(self) -> str:
+        """Who called: her character's name ("" when no call)."""
+        if not self.challenge.called_by:
+            return ""
+        return (
+            self.challenger_name
+            if self.challenge.called_by == "challenger"
+            else (self.defender_name)
+        )
+
+    @property
+    def called_by_me(self) -> bool:
+        return self.side is not None and self.challenge.called_by == self.side.value
+
+    @property
+    def ruling_lines(self) -> list[dict[str, str]]:
+        """The narrators' rulings on this challenge, oldest first: each
+        ``{"text", "reason", "narrator", "at"}`` (``Challenge.rulings``)."""
+        return [r for r in (self.challenge.rulings or []) if isinstance(r, dict)]
+
+    @property
+    def can_call(self) -> bool:
+        """A phone may call a narrator: hers, not already called, and open or
+        resolved less than ``services.CALL_WINDOW_SECONDS`` ago."""
+        from challenges.services.rulings import CALL_WINDOW_SECONDS
+
+        if self.side is None or self.called:
+            return False
+        if not self.is_resolved:
+            return True
+        done = self.challenge.resolved_at
+        return done is not None and time.time() - done.timestamp() < CALL_WINDOW_SECONDS
+
+
 @dataclass
-class ChallengeView:
+class ChallengeView(CallsNarrator):
     """A challenge as seen by ``side`` (None: a narrator's dashboard)."""
 
     challenge: Challenge
@@ -566,54 +622,6 @@ class ChallengeView:
             Stage.DECLARE_CHALLENGER,
             Stage.DECLARE_DEFENDER,
         )
-
-    # --- s11 rulings: a call for a narrator and the rulings, on cards and rows ---
-
-    @property
-    def called(self) -> bool:
-        """A side has called a narrator and no ruling or dismissal has answered yet."""
-        return self.challenge.called_at is not None
-
-    @property
-    def called_at(self) -> float:
-        """Epoch seconds of the call (0 when none): the dashboard beeps once per call."""
-        return self.challenge.called_at.timestamp() if self.challenge.called_at else 0.0
-
-    @property
-    def called_by_name(self) -> str:
-        """Who called: her character's name ("" when no call)."""
-        if not self.challenge.called_by:
-            return ""
-        return (
-            self.challenger_name
-            if self.challenge.called_by == "challenger"
-            else (self.defender_name)
-        )
-
-    @property
-    def called_by_me(self) -> bool:
-        return self.side is not None and self.challenge.called_by == self.side.value
-
-    @property
-    def ruling_lines(self) -> list[dict[str, str]]:
-        """The narrators' rulings on this challenge, oldest first: each
-        ``{"text", "reason", "narrator", "at"}`` (``Challenge.rulings``)."""
-        return [r for r in (self.challenge.rulings or []) if isinstance(r, dict)]
-
-    @property
-    def can_call(self) -> bool:
-        """A phone may call a narrator: hers, not already called, and open or
-        resolved less than ``services.CALL_WINDOW_SECONDS`` ago."""
-        from challenges.services.rulings import CALL_WINDOW_SECONDS
-
-        if self.side is None or self.called:
-            return False
-        if not self.is_resolved:
-            return True
-        done = self.challenge.resolved_at
-        return done is not None and time.time() - done.timestamp() < CALL_WINDOW_SECONDS
-
-    # --- end s11 rulings ---
 
     @property
     def waiting_on(self) -> str:

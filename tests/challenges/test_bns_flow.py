@@ -395,3 +395,32 @@ async def test_an_npc_switched_to_auto_answer_in_a_time_out_answers_at_resume(bn
     assert answered.stage == "throws"
     assert answered.state["defence"] == "dodge" and answered.state["defender_pool"] == 5
     await rosa.disconnect()
+
+
+async def test_a_called_narrator_settles_for_the_attacker_with_a_reason(bns_game):
+    game = bns_game
+    rosa, tooth = await _phones(game)
+    dashboard, _ = await connect(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
+    challenge, _ = await _rosa_brawls_tooth(game, rosa, tooth)
+    reply, _ = await act(
+        tooth,
+        action="challenge.call_narrator",
+        challenge=str(challenge.pk),
+        reason="Was that late?",
+    )
+    assert reply["status"] == "ok", reply
+    await expect(dashboard, ("Narrator called", "Tooth", "Was that late?"))
+    reply, _ = await act(
+        dashboard,
+        action="bns.settle",
+        challenge=str(challenge.pk),
+        winner="challenger",
+        reason="Tooth was in reach",
+    )
+    assert reply["status"] == "ok", reply
+    await expect(rosa, "Success: Tooth takes 1 damage.", "Tooth was in reach")
+    done = await _reload(challenge)
+    assert done.called_at is None and done.outcome == "challenger_wins"
+    assert (await _presence(game["tooth"])).damage == 1  # settled: never exceptional
+    for phone in (dashboard, rosa, tooth):
+        await phone.disconnect()
