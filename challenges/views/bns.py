@@ -16,7 +16,7 @@ from functools import cached_property
 from challenges.models import Challenge
 from challenges.rules import Side, bns
 from challenges.services.bns import fighter_of
-from challenges.views.shared import RESULT_COLLAPSE_SECONDS, CallsNarrator
+from challenges.views.shared import RESULT_COLLAPSE_SECONDS, CallsNarrator, _signed
 from characters.attribute_sheets import AttributeSheet
 from characters.models import Character
 
@@ -135,7 +135,7 @@ class BnsCardView(CallsNarrator):
             return ""
         defence = self.state.defence.label if self.state.defence else ""
         mods = bns.pool_modifiers(self.state, Side.CHALLENGER)
-        extra = "".join(f", {reason} {n:+d}".replace("-", "−") for reason, n in mods)
+        extra = "".join(f", {_signed(reason, n)}" for reason, n in mods)
         return (
             f"Pools: {self.challenger_name} {self.state.attacker_pool} "
             f"({self.state.attack.label}{extra}) vs {self.defender_name} "
