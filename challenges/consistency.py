@@ -13,8 +13,8 @@ from collections import Counter, defaultdict
 
 from django.db.models import Count
 
-from challenges.models import Challenge, ClientAction, Event, Test, TraitLoss
-from challenges.rules import ChallengeState, HealthLevel, Kind, Stage
+from challenges.models import POOLS_KIND, Challenge, ClientAction, Event, Test, TraitLoss
+from challenges.rules import ChallengeState, HealthLevel, Kind, Stage, bns
 from characters.models import Presence
 
 # A client action → the Event kinds its move writes exactly once, by that actor.
@@ -43,7 +43,45 @@ def _test_row(test: Test) -> dict:
     }
 
 
+def _check_pooled(challenge: Challenge, tests, losses, kinds: Counter) -> list[str]:
+    """Issue 12: a challenge of test pools: its state parses, its stage and
+    outcome columns are the state's, a Test row per test with the state's
+    throws, one "opened", one "resolved" once over, no Trait lost."""
+    from challenges.services.bns import OUTCOME_OF, STAGE_OF
+
+    name = f"challenge #{challenge.pk}"
+    try:
+        parsed = bns.BnsChallengeState.from_dict(challenge.state)
+    except (KeyError, TypeError, ValueError) as error:
+        return [f"{name}: state does not parse ({error!r})"]
+    problems = []
+    outcome = OUTCOME_OF[parsed.result].value if parsed.result else ""
+    if (challenge.stage, challenge.outcome) != (STAGE_OF[parsed.stage].value, outcome):
+        problems.append(f"{name}: stage/outcome {challenge.stage}/{challenge.outcome or '-'}")
+    stored = [
+        (t.challenger_throw or None, t.defender_throw or None)
+        for t in sorted(tests, key=lambda t: t.number)
+    ]
+    expected = [
+        (
+            t.attacker_throw.value if t.attacker_throw else None,
+            t.defender_throw.value if t.defender_throw else None,
+        )
+        for t in parsed.tests
+    ]
+    if stored != expected:
+        problems.append(f"{name}: Test rows do not match the tests in its state")
+    resolved = parsed.stage is bns.BnsStage.RESOLVED
+    if kinds["opened"] != 1 or kinds["resolved"] != (1 if resolved else 0):
+        problems.append(f"{name}: 'opened'/'resolved' events do not match its state")
+    if losses:
+        problems.append(f"{name}: a challenge of test pools lost Traits")
+    return problems
+
+
 def _check_challenge(challenge: Challenge, tests, losses, kinds: Counter) -> list[str]:
+    if challenge.pooled:
+        return _check_pooled(challenge, tests, losses, kinds)
     name = f"challenge #{challenge.pk}"
     state = challenge.state
     try:
@@ -151,6 +189,10 @@ def _check_client_actions() -> list[str]:
         actor__isnull=False
     ).values_list("actor_id", "kind", "data", "challenge__kind"):
         side = (data or {}).get("side")
+        if challenge_kind == POOLS_KIND:  # issue 12: services.bns's moves
+            if kind in _POOLED_ONE_EVENT:
+                events[(actor_id, _POOLED_ONE_EVENT[kind])] += 1
+            continue
         if kind == "responded" or (kind == "bid" and challenge_kind == Kind.STATIC):
             events[(actor_id, "challenge.bid")] += 1
         elif kind == "declared" and not (challenge_kind != Kind.OPPOSED and side == "defender"):
@@ -175,6 +217,17 @@ def _check_client_actions() -> list[str]:
                 f"but {events[key]} moves applied"
             )
     return problems
+
+
+#: Issue 12: an Event kind of a challenge of test pools → the one action writing it.
+_POOLED_ONE_EVENT = {
+    "opened": "bns.open",
+    "pools": "bns.answer",
+    "threw": "bns.throw",
+    "retest": "bns.retest",
+    "voided": "bns.void",
+    "settled": "bns.settle",
+}
 
 
 def _opened_by(action: str, data: dict) -> bool:

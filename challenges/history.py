@@ -159,6 +159,10 @@ def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -
         return ", ".join(str(t) for t in value) if isinstance(value, list) else ""
 
     reason = str(data.get("reason", ""))
+    if challenge is not None and challenge.pooled:
+        pooled = _pooled_entries(kind, data, entry, side, side_id, names)
+        if pooled is not None:
+            return pooled
     if kind == "opened":
         category = str(data.get("category") or "").capitalize()
         what = {
@@ -281,6 +285,75 @@ def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -
     return [entry(_GROUP_OF.get(kind, "challenge" if challenge else "session"), text)]
 
 
+_PAID = {"willpower": "1 Willpower", "focus": "her focus", "assist": "an ally's assist"}
+_RESULTS = {
+    "success": "success",
+    "exceptional": "exceptional success",
+    "failure": "failure",
+    "void": "void",
+}
+
+
+def _pooled_entries(kind, data, entry, side, side_id, names) -> list[Entry] | None:
+    """The entries of an Event of a challenge of test pools (issue 12,
+    ``challenges.rules.bns``): attack and maneuvers, both pools, both throws
+    of each test, Willpower spent, the result in the seed's words, damage
+    and effects. None: an event read as the MET ones are (threw, voided,
+    settled)."""
+    c_name, d_name = side("challenger"), side("defender")
+    if kind == "opened":
+        what = str(data.get("attack") or "").replace("_", " ")
+        power = f": {data['power']}" if data.get("power") else ""
+        moves = ", ".join(
+            f"{str(m).replace('_', ' ').title()} ({_PAID.get(paid, paid)})"
+            for m, paid in data.get("maneuvers") or []
+        )
+        text = f"{c_name} attacks {d_name} ({what}{power}{'; ' + moves if moves else ''})"
+        out = [entry("challenge", text)]
+        if data.get("willpower_spent"):
+            spent = f"{c_name} spends {data['willpower_spent']} Willpower (maneuver)"
+            out.append(entry("pool", spent, side_id("challenger")))
+        return out
+    if kind == "missed":
+        return [entry("test", f"{c_name}'s attack misses ({data.get('reason', '')})")]
+    if kind == "pools":
+        defence = str(data.get("defence") or "")
+        text = (
+            f"Pools: {c_name} {data.get('attacker_pool')}, "
+            f"{d_name} {data.get('defender_pool')} ({defence})"
+        )
+        return [entry("test", text)]
+    if kind == "revealed":
+        winner = side(data.get("winner"))
+        tie = "a tie: " if data.get("tie") else ""
+        text = (
+            f"Test {data.get('test')}: {c_name} {data.get('attacker_throw')}, "
+            f"{d_name} {data.get('defender_throw')} — {tie}{winner} wins the test "
+            f"(pools {data.get('attacker_pool')} vs {data.get('defender_pool')})"
+        )
+        return [entry("test", text)]
+    if kind == "retest":
+        who = data.get("by")
+        return [
+            entry("retest", f"{side(who)} retests"),
+            entry("pool", f"{side(who)} spends {data.get('willpower', 1)} Willpower", side_id(who)),
+        ]
+    if kind == "resolved":
+        result = _RESULTS.get(str(data.get("result")), str(data.get("result")))
+        out = [entry("challenge", f"Result: {result}")]
+        if data.get("damage"):
+            out.append(
+                entry("wound", f"{d_name} takes {data['damage']} damage", side_id("defender"))
+            )
+        return out
+    if kind == "effect":
+        who = int(data.get("character") or 0)
+        seconds = data.get("seconds")
+        lasts = f" ({round(seconds / 60)} minutes)" if seconds else ""
+        return [entry("wound", f"{names.get(who, '?')} is {data.get('label')}{lasts}", (who,))]
+    return None
+
+
 def session_history(
     session: GameSession,
     *,
@@ -310,7 +383,7 @@ def session_history(
     challenges = {
         c.pk: c
         for c in Challenge.objects.filter(pk__in={e.challenge_id for e in events} - {None}).only(
-            "pk", "challenger_id", "defender_id", "stage"
+            "pk", "challenger_id", "defender_id", "stage", "kind"
         )
     }
     names = dict(Character.objects.filter(chronicle=session.chronicle_id).values_list("pk", "name"))

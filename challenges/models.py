@@ -109,12 +109,22 @@ class PreparedStatic(models.Model):
         return ""
 
 
+#: ``Challenge.kind`` of an opposed challenge settled by test pools (issue 12,
+#: seeds/002): its ``state`` is ``challenges.rules.bns.BnsChallengeState.to_dict()``
+#: and only ``challenges.services.bns`` moves it.
+POOLS_KIND = "pools"
+
+
 class Challenge(models.Model):
     """One conflict: opposed (character against character), static (against a
-    narrator-set difficulty) or a simple test. seeds/000 "Challenges"."""
+    narrator-set difficulty) or a simple test (MET, seeds/000 "Challenges"),
+    or an opposed challenge of test pools (``kind`` :data:`POOLS_KIND`,
+    seeds/002 "Tests and Challenges")."""
 
     session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="challenges")
-    kind = models.CharField(max_length=10, choices=_choices(Kind))
+    kind = models.CharField(
+        max_length=10, choices=[*_choices(Kind), (POOLS_KIND, "Test pools (opposed)")]
+    )
     challenger = models.ForeignKey(
         Character, on_delete=models.CASCADE, related_name="challenges_made"
     )
@@ -186,6 +196,12 @@ class Challenge(models.Model):
     @property
     def is_resolved(self) -> bool:
         return self.stage == Stage.RESOLVED
+
+    @property
+    def pooled(self) -> bool:
+        """Settled by test pools (``kind`` :data:`POOLS_KIND`): its state is
+        the ``bns`` engine's, not the MET ``ChallengeState``."""
+        return self.kind == POOLS_KIND
 
 
 class Test(models.Model):

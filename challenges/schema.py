@@ -411,7 +411,73 @@ class MobHurt(Action):
     attacker: OptionalNumber = None
 
 
+# --- issue 12: an opposed challenge of test pools (ruleset bns, seeds/002) ------
+
+MAX_MANEUVERS = 4  # maneuvers in one frame: the rules allow two; a guard
+
+
+def Names(limit: int, most: int) -> Any:  # noqa: N802
+    """A list of at most ``most`` short words like ``Text(limit)`` (a single
+    string is a list of one); missing is an empty list."""
+    return Annotated[
+        list[Text(limit)], BeforeValidator(_listed), Field(default=[], max_length=most)
+    ]
+
+
+class BnsOpen(Action):
+    """A player attacks a present character: ``attack`` (brawl, melee,
+    thrown, firearms; mental or social with the ``power`` used and the Skill
+    its pool adds), the ``maneuvers`` she pays for ("knock_out" with
+    Willpower, "knock_out:focus" with her focus), Surprise and first round,
+    a staking weapon."""
+
+    defender: Number
+    attack: Literal["brawl", "melee", "thrown", "firearms", "mental", "social"]
+    maneuvers: Names(40, MAX_MANEUVERS)
+    power: OptionalText(100)
+    power_skill: OptionalText(100)
+    surprise: Flag = False
+    first_round: Flag = False
+    staking: Flag = False
+
+
+class BnsAnswer(Action):
+    """The defender's defence (none: the only one she has)."""
+
+    challenge: Number
+    defence: Annotated[
+        Literal["dodge", "social", "mental"] | None, BeforeValidator(_blank_is_none)
+    ] = None
+
+
+class BnsThrow(Action):
+    challenge: Number
+    throw: Throw
+
+
+class BnsRuling(Action):
+    """A narrator voids a challenge of test pools; the reason is required."""
+
+    challenge: Number
+    reason: Text(300)
+
+
+class BnsSettle(Action):
+    """A narrator settles a challenge of test pools for one side, with a reason."""
+
+    challenge: Number
+    winner: Literal["challenger", "defender"]
+    reason: Text(300)
+
+
 SCHEMAS: dict[str, type[Action]] = {
+    "bns.open": BnsOpen,
+    "bns.answer": BnsAnswer,
+    "bns.throw": BnsThrow,
+    "bns.retest": ChallengeRelent,
+    "bns.accept": ChallengeRelent,
+    "bns.void": BnsRuling,
+    "bns.settle": BnsSettle,
     "challenge.open": ChallengeOpen,
     "challenge.bid": ChallengeBid,
     "challenge.relent": ChallengeRelent,
@@ -481,6 +547,10 @@ def _plain(error: ValidationError) -> str:
         words = "must be challenger or defender"
     elif kind == "literal_error" and name == "change":
         words = "must be give_back or take_away"
+    elif kind == "literal_error" and name == "attack":
+        words = "must be brawl, melee, thrown, firearms, mental or social"
+    elif kind == "literal_error" and name == "defence":
+        words = "must be dodge, social or mental"
     elif kind == "literal_error" and name == "kind":
         words = "must be overbid, ability, discipline or willpower"
     elif kind in _WORDS:

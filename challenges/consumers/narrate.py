@@ -46,6 +46,9 @@ class NarrateConsumer(BaseConsumer):
         "challenge.settle": "settle",
         "challenge.trait": "trait_ruling",
         "challenge.dismiss_call": "dismiss_call",
+        # issue 12: a narrator's rulings on a challenge of test pools (bns)
+        "bns.void": "bns_void",
+        "bns.settle": "bns_settle",
         "mob.open": "mob_open",
         "mob.close": "mob_close",
         "mob.void": "mob_void",
@@ -460,6 +463,26 @@ class NarrateConsumer(BaseConsumer):
         services.mob_void(
             mob_id=_field(message, "mob", int),
             reason=reason,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # issue 12: a narrator's rulings on a challenge of test pools (bns) -------
+    @database_sync_to_async
+    def bns_void(self, message: dict, msg_id: str) -> None:
+        services.bns_void(
+            challenge_id=message["challenge"],
+            reason=message["reason"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def bns_settle(self, message: dict, msg_id: str) -> None:
+        services.bns_settle(
+            challenge_id=message["challenge"],
+            winner=message["winner"],
+            reason=message["reason"],
             user=self.scope["user"],
             msg_id=msg_id,
         )

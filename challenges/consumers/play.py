@@ -55,6 +55,12 @@ class PlayConsumer(BaseConsumer):
         "challenge.answer": "answer",
         "challenge.accept": "accept_result",
         "challenge.call_narrator": "call_narrator",  # s11 rulings
+        # issue 12: an opposed challenge of test pools (bns)
+        "bns.open": "bns_open",
+        "bns.answer": "bns_answer",
+        "bns.throw": "bns_throw",
+        "bns.retest": "bns_retest",
+        "bns.accept": "bns_accept",
         "mob.choose": "mob_choose",
         "mob.leader": "mob_leader",
         "mob.bid": "mob_bid",
@@ -169,16 +175,21 @@ class PlayConsumer(BaseConsumer):
         if screen is None or (old is None and challenge_id <= screen[2]):
             return None  # an older challenge she has not on screen: redraw all
         state = card.state
-        if card.is_resolved and (
+        if card.pooled:
+            # Issue 12: test pools risk no Trait; a result that hurt her or
+            # cost her Willpower comes with its own character.updated (her sheet).
+            risk_changed = False
+        elif card.is_resolved and (
             self.character.pk in state.wounds
             or any(loss.character_id == self.character.pk for loss in state.losses)
         ):
             return None
-        # Her Traits at risk changed (a bid of hers went in, or a challenge she
-        # bid in is over): her sheet and bid buttons go with the card.
-        risk_changed = resumed or (bool(card.my_bids) and not card.is_resolved) != (
-            challenge_id in sheet.risked_in
-        )
+        else:
+            # Her Traits at risk changed (a bid of hers went in, or a challenge she
+            # bid in is over): her sheet and bid buttons go with the card.
+            risk_changed = resumed or (bool(card.my_bids) and not card.is_resolved) != (
+                challenge_id in sheet.risked_in
+            )
         if risk_changed and not resumed:
             # Only this challenge's bids of hers changed: no need to read her sheet.
             sheet = sheet.with_risk(challenge_id, state.category, card.my_bid_copies)
@@ -506,6 +517,63 @@ class PlayConsumer(BaseConsumer):
             challenge_id=_field(message, "challenge", int),
             character=self.character,
             reason=_field(message, "reason", str, required=False) or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # issue 12: an opposed challenge of test pools (bns) ----------------------
+    @database_sync_to_async
+    def bns_open(self, message: dict, msg_id: str) -> None:
+        session = self._require_session()
+        services.bns_open(
+            session=session,
+            attacker=self.character,
+            defender=views.character_in_session(session, message["defender"]),
+            attack=message["attack"],
+            maneuvers=message["maneuvers"],
+            power=message["power"] or "",
+            power_skill=message["power_skill"] or "",
+            surprise=message["surprise"],
+            first_round=message["first_round"],
+            staking=message["staking"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def bns_answer(self, message: dict, msg_id: str) -> None:
+        services.bns_answer(
+            challenge_id=message["challenge"],
+            character=self.character,
+            defence=message["defence"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def bns_throw(self, message: dict, msg_id: str) -> None:
+        services.bns_throw(
+            challenge_id=message["challenge"],
+            character=self.character,
+            throw=message["throw"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def bns_retest(self, message: dict, msg_id: str) -> None:
+        services.bns_retest(
+            challenge_id=message["challenge"],
+            character=self.character,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def bns_accept(self, message: dict, msg_id: str) -> None:
+        services.bns_accept(
+            challenge_id=message["challenge"],
+            character=self.character,
             user=self.scope["user"],
             msg_id=msg_id,
         )

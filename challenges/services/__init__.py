@@ -16,6 +16,7 @@ Negative Traits, added bids, Blood, Rage, retests and answers, accept),
 :mod:`~challenges.services.static` (a narrator's static challenge
 and simple test; a prepared static opened from its QR code),
 :mod:`~challenges.services.mob` (mob scenes),
+:mod:`~challenges.services.bns` (an opposed challenge of test pools, issue 12),
 :mod:`~challenges.services.rulings` (void, settle, forced retest, a Trait
 given back or taken, a call for a narrator, Time out, Resume),
 :mod:`~challenges.services.session` (start, end, who is here) and
@@ -37,6 +38,17 @@ from challenges.services._reads import (
     combatant,
     combatants,
     open_bids,
+)
+from challenges.services.bns import (
+    bns_accept,
+    bns_answer,
+    bns_npc_due,
+    bns_open,
+    bns_retest,
+    bns_settle,
+    bns_throw,
+    bns_void,
+    fighter_of,
 )
 from challenges.services.mob import (
     mob_bid,
@@ -98,6 +110,15 @@ __all__ = [
     "AlreadyDone",
     "OpenBid",
     "RiskKey",
+    "bns_accept",
+    "bns_answer",
+    "bns_npc_due",
+    "bns_open",
+    "bns_retest",
+    "bns_settle",
+    "bns_throw",
+    "bns_void",
+    "fighter_of",
     "challenge_accept",
     "challenge_add_bids",
     "challenge_answer",

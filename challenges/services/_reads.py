@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from django.db import connection
 from django.utils.dateparse import parse_datetime
 
-from challenges.models import MobScene
+from challenges.models import POOLS_KIND, MobScene
 from challenges.rules import (
     Category,
     ChallengeState,
@@ -108,9 +108,10 @@ def open_bids(
     sql = (
         f"SELECT id, challenger_id, defender_id, state, 0 FROM {_CHALLENGE} "
         f"WHERE session_id = %s AND stage IN ({_marks(_OPEN_STAGES)}) "
-        f"AND (challenger_id IN ({_marks(ids)}) OR defender_id IN ({_marks(ids)}))"
+        f"AND (challenger_id IN ({_marks(ids)}) OR defender_id IN ({_marks(ids)})) "
+        "AND kind <> %s"  # issue 12: test pools bid no Trait
     )
-    params = [session_id, *_OPEN_STAGES, *ids, *ids]
+    params = [session_id, *_OPEN_STAGES, *ids, *ids, POOLS_KIND]
     if exclude_challenge_id is not None:
         sql += " AND id <> %s"
         params.append(exclude_challenge_id)

@@ -336,6 +336,8 @@ def _move(
     with transaction.atomic():
         _claim(user, msg_id, action)
         challenge = _lock_challenge(challenge_id, for_play=for_play)
+        if challenge.pooled:  # issue 12: its moves are services.bns's
+            raise ActionRefused("That challenge is played with test pools, not Trait bids.")
         _lock_characters(challenge.challenger_id, challenge.defender_id)
         before = _refreshed(
             ChallengeState.from_dict(challenge.state), challenge.session_id, challenge.pk, reads

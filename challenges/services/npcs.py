@@ -100,18 +100,12 @@ def npc_answer_due(
     none breaks a rule."""
     from challenges.services._writes import _save
 
-    if challenge.stage == Stage.RESOLVED.value:
+    if challenge.stage == Stage.RESOLVED.value or challenge.pooled:
         return challenge
     sides = npc_sides(challenge)
     if not sides:
         return challenge
-    time_out = getattr(challenge, "session_time_out", None)
-    ended = getattr(challenge, "session_ended_at", None)
-    if time_out is None:
-        time_out, ended = GameSession.objects.values_list("time_out", "ended_at").get(
-            pk=challenge.session_id
-        )
-    if time_out or ended is not None:
+    if not in_play(challenge):
         return challenge
     before = _refreshed(
         ChallengeState.from_dict(challenge.state), challenge.session_id, challenge.pk, READS_ALL
@@ -123,6 +117,19 @@ def npc_answer_due(
         challenge = _save(challenge, before, transition, actor=None)
         before = transition.state
     return challenge
+
+
+def in_play(challenge: Challenge) -> bool:
+    """``challenge``'s session is open and not in a time out: an NPC may move
+    in it now. No query for a row read by ``_lock_challenge`` (its session
+    columns); else one."""
+    time_out = getattr(challenge, "session_time_out", None)
+    ended = getattr(challenge, "session_ended_at", None)
+    if time_out is None:
+        time_out, ended = GameSession.objects.values_list("time_out", "ended_at").get(
+            pk=challenge.session_id
+        )
+    return not time_out and ended is None
 
 
 def npc_answer_session_due(
@@ -141,6 +148,11 @@ def npc_answer_session_due(
     for pk in candidates:
         challenge = _lock_challenge(pk, for_play=True)
         _lock_characters(challenge.challenger_id, challenge.defender_id)
+        if challenge.pooled:  # issue 12: test pools, answered by the bns NPC
+            from challenges.services.bns import bns_npc_due
+
+            bns_npc_due(challenge, choose=choose)
+            continue
         npc_answer_due(challenge, choose=choose)
     # Mob scenes too (their tests are challenges above; their other moves here).
     from challenges.services.mob import npc_mob_session_due

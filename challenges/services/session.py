@@ -49,6 +49,12 @@ def _end_session(session: GameSession, user) -> list[int]:
         session=session, stage__in=_OPEN_STAGES
     )
     for challenge in unresolved.order_by("pk"):
+        if challenge.pooled:  # issue 12: a challenge of test pools has its own engine
+            from challenges.services.bns import bns_end
+
+            bns_end(challenge, SESSION_ENDED_REASON)
+            voided.append(challenge.pk)
+            continue
         before = ChallengeState.from_dict(challenge.state)
         transition = rules.void(before, reason=SESSION_ENDED_REASON, now=_now())
         _save(challenge, before, transition, actor=None)

@@ -141,7 +141,7 @@ def dashboard_challenges(session: GameSession) -> QuerySet[Challenge]:
 def _void_reasons(session: GameSession, views: list[ChallengeView]) -> None:
     """Fill in ``void_reason`` of the voided ``views`` from the session's
     "voided" Events: one query, none when nothing is voided."""
-    voided = {v.pk: v for v in views if v.state.outcome == Outcome.VOID}
+    voided = {v.pk: v for v in views if not v.pooled and v.state.outcome == Outcome.VOID}
     if not voided:
         return
     events = Event.objects.filter(session=session, kind="voided", challenge_id__in=list(voided))

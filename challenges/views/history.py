@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from challenges.history import GROUP_NAMES, GROUPS, history_csv, history_json, session_history
-from challenges.models import Challenge, TraitLoss
+from challenges.models import POOLS_KIND, Challenge, TraitLoss
 from challenges.views.seats import player_seat
 from challenges.views.shared import challenge_view
 from characters.models import Character, GameSession, Trait
@@ -51,7 +51,10 @@ def narrate_rule(request: HttpRequest, session_id: int, challenge_id: int) -> Ht
     side, void, force a retest (when the engine allows each), give back or take
     away a Trait of either character. 403 unless a narrator of the chronicle."""
     session = _narrated(request, session_id)
-    challenge = get_object_or_404(Challenge, pk=challenge_id, session=session)
+    # A challenge of test pools (issue 12) is voided or settled from its own row.
+    challenge = get_object_or_404(
+        Challenge.objects.exclude(kind=POOLS_KIND), pk=challenge_id, session=session
+    )
     row = challenge_view(challenge, None)
     ids = [pk for pk in (challenge.challenger_id, challenge.defender_id) if pk]
     lost = dict(

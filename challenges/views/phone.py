@@ -23,6 +23,7 @@ from challenges.rules import (
 )
 from challenges.rules.judge import stamina_only
 from challenges.services.clocks import clock_views
+from challenges.views.bns import bns_start_options
 from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
@@ -92,6 +93,10 @@ def start_options(sheet: Sheet) -> dict:
         "power_asked": False,
         "weapons": list(getattr(sheet, "weapons", None) or []),
     }
+    if getattr(sheet, "attributes", None) is not None:
+        # Issue 12: a test-pool sheet's attacks and maneuvers (no Trait bids).
+        out.update(bns_start_options(sheet.attributes, sheet.character))
+        return out
     if sheet.session is None:
         return out
     # A seat read by player_seat carries its chronicle's ruleset: no query.
@@ -149,7 +154,10 @@ def opponent_choice(session: GameSession, character: Character) -> dict:
 
 def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
     """Give a phone's challenge her Trait count and the Traits she may bid,
-    add (owed for a Negative Trait) or risk in an overbid now."""
+    add (owed for a Negative Trait) or risk in an overbid now. A challenge of
+    test pools (issue 12) bids nothing: returned as it is."""
+    if view.pooled:
+        return view
     if view.state.category is not None:
         view.held = sheet.held(view.state.category)
         if view.needs_trait_choices:

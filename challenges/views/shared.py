@@ -60,6 +60,11 @@ def state_shown(state: dict) -> dict:
     shows. A state that does not parse is shown with every throw hidden."""
     tests = []
     for test in state.get("tests") or []:
+        if "attacker_throw" in test:  # issue 12: a test of test pools (rules.bns.BnsTest)
+            both = bool(test.get("attacker_throw")) and bool(test.get("defender_throw"))
+            keys = ("attacker_throw", "defender_throw")
+            tests.append({**test, **{k: test[k] if both else _hidden(test.get(k)) for k in keys}})
+            continue
         try:
             record = TestRecord.from_dict(test)
         except (KeyError, TypeError, ValueError):
@@ -69,6 +74,11 @@ def state_shown(state: dict) -> dict:
             shown[key] = throw or (HIDDEN if test.get(key) else None)
         tests.append({**test, **shown})
     return {**state, "tests": tests}
+
+
+def _hidden(throw: Any) -> str | None:
+    """An unrevealed throw as the admin shows it: :data:`HIDDEN`, None if none."""
+    return HIDDEN if throw else None
 
 
 @dataclass(frozen=True)
@@ -85,8 +95,64 @@ class TestView:
     record: TestRecord
 
 
+class CallsNarrator:
+    """s11 rulings: a call for a narrator and the rulings, on cards and rows;
+    shared by :class:`ChallengeView` and ``views.bns.BnsCardView`` (each has
+    ``challenge``, ``side``, ``is_resolved`` and both names)."""
+
+    challenge: Challenge
+    side: Side | None
+    is_resolved: bool
+    challenger_name: str
+    defender_name: str
+
+    @property
+    def called(self) -> bool:
+        """A side has called a narrator and no ruling or dismissal has answered yet."""
+        return self.challenge.called_at is not None
+
+    @property
+    def called_at(self) -> float:
+        """Epoch seconds of the call (0 when none): the dashboard beeps once per call."""
+        return self.challenge.called_at.timestamp() if self.challenge.called_at else 0.0
+
+    @property
+    def called_by_name(self) -> str:
+        """Who called: her character's name ("" when no call)."""
+        if not self.challenge.called_by:
+            return ""
+        return (
+            self.challenger_name
+            if self.challenge.called_by == "challenger"
+            else (self.defender_name)
+        )
+
+    @property
+    def called_by_me(self) -> bool:
+        return self.side is not None and self.challenge.called_by == self.side.value
+
+    @property
+    def ruling_lines(self) -> list[dict[str, str]]:
+        """The narrators' rulings on this challenge, oldest first: each
+        ``{"text", "reason", "narrator", "at"}`` (``Challenge.rulings``)."""
+        return [r for r in (self.challenge.rulings or []) if isinstance(r, dict)]
+
+    @property
+    def can_call(self) -> bool:
+        """A phone may call a narrator: hers, not already called, and open or
+        resolved less than ``services.CALL_WINDOW_SECONDS`` ago."""
+        from challenges.services.rulings import CALL_WINDOW_SECONDS
+
+        if self.side is None or self.called:
+            return False
+        if not self.is_resolved:
+            return True
+        done = self.challenge.resolved_at
+        return done is not None and time.time() - done.timestamp() < CALL_WINDOW_SECONDS
+
+
 @dataclass
-class ChallengeView:
+class ChallengeView(CallsNarrator):
     """A challenge as seen by ``side`` (None: a narrator's dashboard)."""
 
     challenge: Challenge
@@ -98,6 +164,9 @@ class ChallengeView:
     held: int = 0
     #: A voided challenge's reason, as the narrator gave it (dashboard only).
     void_reason: str = ""
+
+    pooled = False
+    """A MET challenge (issue 12: ``views.bns.BnsCardView`` has True)."""
 
     @property
     def pk(self) -> int:
@@ -554,54 +623,6 @@ class ChallengeView:
             Stage.DECLARE_DEFENDER,
         )
 
-    # --- s11 rulings: a call for a narrator and the rulings, on cards and rows ---
-
-    @property
-    def called(self) -> bool:
-        """A side has called a narrator and no ruling or dismissal has answered yet."""
-        return self.challenge.called_at is not None
-
-    @property
-    def called_at(self) -> float:
-        """Epoch seconds of the call (0 when none): the dashboard beeps once per call."""
-        return self.challenge.called_at.timestamp() if self.challenge.called_at else 0.0
-
-    @property
-    def called_by_name(self) -> str:
-        """Who called: her character's name ("" when no call)."""
-        if not self.challenge.called_by:
-            return ""
-        return (
-            self.challenger_name
-            if self.challenge.called_by == "challenger"
-            else (self.defender_name)
-        )
-
-    @property
-    def called_by_me(self) -> bool:
-        return self.side is not None and self.challenge.called_by == self.side.value
-
-    @property
-    def ruling_lines(self) -> list[dict[str, str]]:
-        """The narrators' rulings on this challenge, oldest first: each
-        ``{"text", "reason", "narrator", "at"}`` (``Challenge.rulings``)."""
-        return [r for r in (self.challenge.rulings or []) if isinstance(r, dict)]
-
-    @property
-    def can_call(self) -> bool:
-        """A phone may call a narrator: hers, not already called, and open or
-        resolved less than ``services.CALL_WINDOW_SECONDS`` ago."""
-        from challenges.services.rulings import CALL_WINDOW_SECONDS
-
-        if self.side is None or self.called:
-            return False
-        if not self.is_resolved:
-            return True
-        done = self.challenge.resolved_at
-        return done is not None and time.time() - done.timestamp() < CALL_WINDOW_SECONDS
-
-    # --- end s11 rulings ---
-
     @property
     def waiting_on(self) -> str:
         """Whose move it is, in words: "Grady", "Helen and Grady", "" when over."""
@@ -808,13 +829,18 @@ def _own_losses(traits: list[str], wounded: bool) -> str:
 
 
 def challenge_view(challenge: Challenge, character: Character | None) -> ChallengeView:
-    """Wrap ``challenge`` for ``character``'s phone (None: a narrator's dashboard)."""
+    """Wrap ``challenge`` for ``character``'s phone (None: a narrator's dashboard);
+    a challenge of test pools (issue 12) as a ``views.bns.BnsCardView``."""
     side = None
     if character is not None:
         if character.pk == challenge.challenger_id:
             side = Side.CHALLENGER
         elif character.pk == challenge.defender_id:
             side = Side.DEFENDER
+    if challenge.pooled:
+        from challenges.views.bns import bns_card
+
+        return bns_card(challenge, side)  # type: ignore[return-value]
     return ChallengeView(challenge, ChallengeState.from_dict(challenge.state), side)
 
 

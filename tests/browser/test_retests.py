@@ -36,6 +36,10 @@ needs_moves = pytest.mark.skipif(bool(MISSING), reason=f"the phone's consumer la
 
 @pytest.fixture
 def screens(live, phone, tablet) -> tuple[Screen, Screen, Screen]:
+    return three_screens(live, phone, tablet)
+
+
+def three_screens(live, phone, tablet) -> tuple[Screen, Screen, Screen]:
     """Helen and Grady on 360 px phones, the narrator's dashboard on the
     tablet, all connected (as test_evening's ``evening``)."""
     helen, grady, narrator = Screen(phone()), Screen(phone()), Screen(tablet())

@@ -83,8 +83,12 @@ def test_the_phone_of_a_bns_character_offers_no_traits_and_no_trait_bids(bns):
     assert "Traits tonight" not in html and "Bid a Trait" not in html
     assert page.find("button", attrs={"name": "bid"}) is None
     assert page.find(id="start-bids") is None
+    # Issue 12 (s12 flow): her "Challenge someone" form is an attack of test pools.
     start = page.find(id="start")
-    assert start.has_attr("hidden") and not start.find_all(True)
+    assert start.find("input", attrs={"name": "action"})["value"] == "bns.open"
+    assert start.find("input", attrs={"name": "bids"}) is None
+    attacks = [b["value"] for b in start.select(".attacks button[name=attack]")]
+    assert attacks == ["brawl"]  # no Melee, thrown or Firearms Skill on her sheet
 
 
 def test_a_garou_phone_shows_rage_and_tonights_form(bns):
