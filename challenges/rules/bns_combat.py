@@ -301,6 +301,13 @@ class CombatState:
         return (self.turn, self.rage_round)
 
     @property
+    def first_round(self) -> bool:
+        """The combat's first round (turn 1's everyman round), the only one
+        in which a Knock Out may be tried (seeds/002 "Combat Maneuvers",
+        Knock Out)."""
+        return self.round == (1, 0)
+
+    @property
     def rage_rounds(self) -> int:
         """How many Rage rounds this turn has: the most ``rage_rounds`` of
         any fighter (0: the turn is the everyman round alone)."""
@@ -744,7 +751,9 @@ def take_action(
     try:
         kind, what = ActionKind(kind), ActionWhat(what)
     except ValueError:
-        raise RulesError("An action is standard or simple.") from None
+        raise RulesError(
+            "An action is standard or simple: a challenge, a move, an escape or another."
+        ) from None
     _on_initiative(state, who)
     _unused(who, kind)
     steps = _steps(state, who, steps)
@@ -1085,6 +1094,7 @@ def remove_fighter(
     the combat is over."""
     _live(state)
     who = state.fighter(fighter)
+    acting = whose_turn(state)
     events = [
         Event(
             "fighter_removed",
@@ -1102,7 +1112,14 @@ def remove_fighter(
         surprise=None if state.surprise == fighter else state.surprise,
         removed=(
             *(f for f in state.removed if f.fighter_id != fighter),
-            replace(who, grappled_by=(), grappled_since=None, assist_from=None),
+            replace(
+                who,
+                grappled_by=(),
+                grappled_since=None,
+                assist_from=None,
+                # an initiative begun is over: brought back, she does not resume it
+                done=who.done or who.standard_used or who.simple_used or acting == fighter,
+            ),
         ),
     )
     return CombatTransition(_settle(state, now, events), tuple(events))

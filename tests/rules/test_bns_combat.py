@@ -6,10 +6,13 @@ or Social challenge, with the clock passed in."""
 
 from __future__ import annotations
 
+import inspect
 import json
+from pathlib import Path
 
 import pytest
 
+from challenges.rules import bns_combat
 from challenges.rules.bns_combat import (
     ActionKind,
     ActionWhat,
@@ -235,6 +238,12 @@ def test_lowering_rage_rounds_in_a_rage_round_passes_the_fighter_by() -> None:
     assert round_label(state) == "Turn 2 · Everyman round"
 
 
+def test_knock_out_s_first_round_is_turn_one_s_everyman_round() -> None:
+    state = set_rage_rounds(three(), fighter=HELEN, rounds=1, now=T0).state
+    assert state.first_round
+    assert not end(end(end(state))).first_round
+
+
 # --- seeds/002 "Surprise Action" ------------------------------------------------------------
 
 
@@ -346,6 +355,17 @@ def test_the_limits_start_again_each_round() -> None:
     state = end(attack(state, HELEN, GRADY))
     state = end(attack(state, CAMILLE, GRADY))
     state = end(state)  # Grady: a new round (turn 2) begins
+    assert state.targeted(GRADY, PHYSICAL) == 0
+    assert attack(state, HELEN, GRADY).targeted(GRADY, PHYSICAL) == 1
+
+
+def test_a_rage_round_is_a_round_of_its_own_for_the_limits() -> None:
+    state = set_rage_rounds(three(), fighter=HELEN, rounds=1, now=T0).state
+    state = set_rage_rounds(state, fighter=CAMILLE, rounds=1, now=T0).state
+    state = end(attack(state, HELEN, GRADY))
+    state = end(attack(state, CAMILLE, GRADY))
+    state = end(state)
+    assert round_label(state) == "Turn 1 · Rage round 1"
     assert state.targeted(GRADY, PHYSICAL) == 0
     assert attack(state, HELEN, GRADY).targeted(GRADY, PHYSICAL) == 1
 
@@ -619,6 +639,15 @@ def test_a_fighter_brought_back_in_the_round_she_left_does_not_act_twice() -> No
     assert end(end(state)).turn == 2
 
 
+def test_a_fighter_removed_in_the_middle_of_her_initiative_does_not_resume_it() -> None:
+    state = take_action(three(), fighter=HELEN, kind=SIMPLE, what=MOVE, steps=1, now=T0).state
+    state = remove_fighter(state, fighter=HELEN, now=T0).state
+    back = Fighter(HELEN, "Helen", physical=1, mental=1)  # now last in the order
+    state = add_fighter(state, fighter=back, now=T0).state
+    assert [whose_turn(s) for s in (state, end(state))] == [CAMILLE, GRADY]
+    assert end(end(state)).turn == 2
+
+
 def test_an_ended_combat_refuses_every_move() -> None:
     state = end_combat(three(), now=T0).state
     assert whose_turn(state) is None and round_label(state) == "Combat over"
@@ -687,3 +716,35 @@ def test_describe_gives_the_dashboard_the_round_the_order_and_who_acts() -> None
 def test_every_move_returns_a_transition_with_events() -> None:
     step = start_combat(fighters=[Fighter(1, "A", 1, 1), Fighter(2, "B", 1, 1)], now=T0)
     assert isinstance(step, CombatTransition) and step.events[0].kind == "combat_started"
+
+
+# --- docs/rules.md "bns: combat rounds" stays true ------------------------------------------
+
+READ_ONLY = {"whose_turn", "round_label", "who_goes_first", "legal_actions", "describe"}
+
+
+def _doc_rows() -> dict[str, str]:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
+    section = text.split("## bns: combat rounds", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            for call in line.split("|")[1].split("`")[1::2]:
+                rows[call.split("(", 1)[0]] = call
+    return rows | {name: section for name in READ_ONLY if f"`{name}(" in section}
+
+
+def test_the_docs_list_every_public_function_of_the_combat_tracker_with_its_arguments() -> None:
+    rows = _doc_rows()
+    public = {
+        name: f
+        for name, f in inspect.getmembers(bns_combat, inspect.isfunction)
+        if not name.startswith("_") and f.__module__ == bns_combat.__name__
+    }
+    assert set(rows) == set(public)
+    for name, f in public.items():
+        if name in READ_ONLY:
+            continue
+        documented = rows[name].split("(", 1)[1].split(")", 1)[0].replace(" ", "").split(",")
+        params = [p for p in inspect.signature(f).parameters if p not in ("state", "now")]
+        assert sorted(d for d in documented if d) == sorted(params), name

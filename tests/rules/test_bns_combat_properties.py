@@ -58,7 +58,8 @@ def draw_move(
     """A move and its arguments, most of them plausible, some not."""
     name = data.draw(
         st.sampled_from(
-            ["take_action"] * 6
+            ["attack"] * 6
+            + ["take_action"] * 3
             + ["advance"] * 3
             + ["settle_attack", "hold", "burst_of_speed", "assist_defender", "assist_attacker"]
             + ["reorder", "set_rage_rounds", "grapple", "release", "add_fighter"]
@@ -70,6 +71,18 @@ def draw_move(
     acting = bc.whose_turn(state)
     who = acting if acting is not None and data.draw(st.integers(0, 3)) else some_id(data, state)
     kw: dict[str, Any] = {"now": now}
+    if name == "attack":  # a plausible challenge, most often at one of two targets
+        ids = [f.fighter_id for f in state.fighters] or [99]
+        kw |= {
+            "fighter": who,
+            "kind": ActionKind.STANDARD,
+            "what": ActionWhat.CHALLENGE,
+            "target": data.draw(st.sampled_from(ids[:2] if data.draw(st.booleans()) else ids)),
+            "category": data.draw(st.sampled_from([Category.PHYSICAL] * 3 + list(Category))),
+            "power": data.draw(st.sampled_from(POWERS)),
+            "failed": data.draw(st.none() | st.booleans()),
+        }
+        return name, bc.take_action, kw
     if name == "take_action":
         kw |= {
             "fighter": who,
@@ -135,6 +148,7 @@ def test_generated_combats_keep_every_rule(data: st.DataObject) -> None:
         before = state.to_dict()
         round_ = state.round
         surprise = state.surprise
+        acting = bc.whose_turn(state)
         try:
             step = move(state, **kw)
         except RulesError as err:
@@ -145,8 +159,11 @@ def test_generated_combats_keep_every_rule(data: st.DataObject) -> None:
             if event.kind == "action":
                 who, kind = event.data["fighter"], event.data["kind"]
                 actions[(*round_, who, kind)] += 1
+                assert who == acting  # only on her initiative (or her Surprise Action)
                 if surprise is None:
                     initiative_actions.setdefault(round_, []).append(who)
+            elif event.kind in ("initiative_over", "held"):
+                actions[(*round_, event.data["fighter"], "initiative")] += 1
             elif event.kind == "burst_of_speed":
                 actions[(*round_, event.data["fighter"], "simple")] += 1
             elif event.kind == "assist_defender":
@@ -195,6 +212,11 @@ def test_what_legal_actions_lists_is_accepted(data: st.DataObject) -> None:
             bc.take_action(
                 state, fighter=f.fighter_id, kind=kind, what=ActionWhat.MOVE, steps=legal.steps,
                 now=now,
+            )  # fmt: skip
+        for grappler in legal.escape:
+            bc.take_action(
+                state, fighter=f.fighter_id, kind=ActionKind.SIMPLE, what=ActionWhat.ESCAPE,
+                target=grappler, now=now,
             )  # fmt: skip
         for attack in legal.assist_defender:
             bc.assist_defender(state, helper=f.fighter_id, attack=attack, now=now)
