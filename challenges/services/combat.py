@@ -525,39 +525,49 @@ def combat_note_challenge(
 ) -> Combat | None:
     """Join point for the opposed challenge: record that ``attacker``
     challenged ``defender`` in the combat holding them, inside the caller's
-    transaction. The first call for a challenge takes the attacker's
-    standard action and counts against the defender's limit this round,
-    failed or not (``failed`` None: not known yet); a later call with
-    ``failed`` True or False settles the oldest unsettled challenge of that
-    pair and category: a failed Mental or Social one makes the defender
-    immune to that attacker's ``power`` for 10 minutes from ``now``
-    (seeds/002 "Retrying Failed Attacks"). Returns the combat row saved (and
-    broadcast after commit), or None when no live combat holds either.
-    Raises RulesError as :func:`combat_check_challenge`."""
-    ids = [attacker.pk, defender.pk]
-    row, inside = _live_combat_of(session.pk, ids)
-    if row is None:
-        return None
-    _both_inside(row, inside, attacker, defender)
-    rows = Combat.objects.filter(pk=row.pk)
-    if connection.features.has_select_for_update:
-        rows = rows.select_for_update()
-    row = rows.get()
-    state = rules.CombatState.from_dict(row.state)
-    args = _challenge_args(attacker.pk, defender.pk, category, power, now)
-    pending = next(
-        (
-            a
-            for a in state.attacks
-            if a.failed is None
-            and a.attacker == attacker.pk
-            and defender.pk in (a.target, a.shielded)
-            and a.category is args["category"]
-        ),
-        None,
-    )
-    if pending is not None and failed is not None:
-        transition = rules.settle_attack(state, attack=pending.attack_id, failed=failed, now=now)
-    else:
-        transition = rules.take_action(state, **args, failed=failed)
-    return _save_combat(row, transition, actor=None)
+    transaction (the combat row is locked; its broadcast goes after commit).
+
+    Call it twice: with ``failed`` None in the transaction that opens the
+    challenge (it checks the round again under the lock, as
+    :func:`combat_check_challenge`, takes the attacker's standard action and
+    counts against the defender's limit this round, failed or not), then
+    with ``failed`` True or False in the one that resolves it: that settles
+    the oldest unsettled challenge of that attacker, defender and category,
+    and never raises for one recorded (even if play moved on meanwhile or
+    one of them was taken out). A failed Mental or Social challenge makes
+    the defender immune to that attacker's ``power`` for 10 minutes from
+    ``now`` (seeds/002 "Retrying Failed Attacks"). A single call with the
+    outcome records and settles at once, under the round's checks.
+
+    Returns the combat row saved, or None when no live combat holds either
+    of them. Raises RulesError (nothing changes) as
+    :func:`combat_check_challenge` when a new challenge is refused."""
+    with transaction.atomic():  # the caller's, or its own when called alone
+        row, inside = _live_combat_of(session.pk, [attacker.pk, defender.pk])
+        if row is None:
+            return None
+        rows = Combat.objects.filter(pk=row.pk)
+        if connection.features.has_select_for_update:
+            rows = rows.select_for_update()
+        row = rows.get()
+        state = rules.CombatState.from_dict(row.state)
+        args = _challenge_args(attacker.pk, defender.pk, category, power, now)
+        pending = next(
+            (
+                a
+                for a in state.attacks
+                if a.failed is None
+                and a.attacker == attacker.pk
+                and defender.pk in (a.target, a.shielded)
+                and a.category is args["category"]
+            ),
+            None,
+        )
+        if pending is not None and failed is not None:
+            transition = rules.settle_attack(
+                state, attack=pending.attack_id, failed=failed, now=now
+            )
+        else:
+            _both_inside(row, inside, attacker, defender)
+            transition = rules.take_action(state, **args, failed=failed)
+        return _save_combat(row, transition, actor=None)

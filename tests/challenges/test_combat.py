@@ -310,3 +310,26 @@ def test_mental_and_social_challenges_only_in_the_everyman_round(t) -> None:
     with pytest.raises(RulesError, match="Social challenges are made only in the everyman round"):
         check(t, "tooth", "rosa", category="social", power="Intimidation")
     assert check(t, "tooth", "rosa") is None
+
+
+def test_a_challenge_noted_when_it_opens_settles_later_even_after_play_moved_on(t) -> None:
+    row = start(t, "vesper", "rosa", "jack")
+    note(t, "vesper", "rosa", category="social", power="Presence")
+    services.combat_advance(combat_id=row.pk, user=t["narrator"], msg_id=mid())
+    services.combat_remove(
+        combat_id=row.pk, character_id=t["vesper"].pk, user=t["narrator"], msg_id=mid()
+    )
+    note(t, "vesper", "rosa", category="social", power="Presence", failed=True, now=2000.0)
+    s = state(row)
+    assert s.attacks[0].failed is True
+    assert s.immune(t["rosa"].pk, t["vesper"].pk, "Presence", 2500.0) is not None
+    kinds = list(Event.objects.filter(kind__startswith="combat_").values_list("kind", flat=True))
+    assert kinds[-2:] == ["combat_attack_settled", "combat_immune"]
+
+
+def test_a_refused_note_changes_nothing(t) -> None:
+    row = start(t, "vesper", "rosa")
+    version = Combat.objects.get(pk=row.pk).version
+    with pytest.raises(RulesError, match="not Rosa's"):
+        note(t, "rosa", "vesper")
+    assert Combat.objects.get(pk=row.pk).version == version and state(row).attacks == ()
