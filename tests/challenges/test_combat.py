@@ -333,3 +333,54 @@ def test_a_refused_note_changes_nothing(t) -> None:
     with pytest.raises(RulesError, match="not Rosa's"):
         note(t, "rosa", "vesper")
     assert Combat.objects.get(pk=row.pk).version == version and state(row).attacks == ()
+
+
+# --- what the screens show ---------------------------------------------------------------
+
+
+def test_only_a_ruleset_with_test_pools_has_combat_rounds() -> None:
+    from challenges.rules.rulesets import get_ruleset
+
+    assert get_ruleset("bns").combat_rounds
+    assert not get_ruleset("met_classic").combat_rounds and not get_ruleset("ukm").combat_rounds
+
+
+def test_her_phone_says_whose_initiative_it_is_and_what_she_may_do(t) -> None:
+    from challenges import views
+
+    def combat_view(row, me):
+        row.refresh_from_db()
+        return views.combat_view(row, me)
+
+    row = start(t, "tooth", "rosa", rage_rounds={t["tooth"].pk: 1})
+    tooth, rosa = combat_view(row, t["tooth"].pk), combat_view(row, t["rosa"].pk)
+    assert tooth.status == "Your initiative: take your standard and simple action"
+    assert tooth.my_turn and tooth.can_advance and tooth.max_steps == 3
+    assert rosa.status == "Tooth is acting." and not rosa.my_turn and not rosa.can_advance
+    by(t, "tooth", services.combat_act, combat_id=row.pk, kind="standard", what="other")
+    assert combat_view(row, t["tooth"].pk).status == "Your initiative: take your simple action"
+    for _ in range(2):
+        services.combat_advance(combat_id=row.pk, user=t["narrator"], msg_id=mid())
+    rosa = combat_view(row, t["rosa"].pk)
+    assert rosa.label == "Turn 1 · Rage round 1"
+    assert rosa.status == "You do not act in Rage round 1. Tooth is acting."
+    services.combat_remove(
+        combat_id=row.pk, character_id=t["rosa"].pk, user=t["narrator"], msg_id=mid()
+    )
+    assert combat_view(row, t["rosa"].pk).status == "You are out of this combat."
+
+
+def test_the_dashboard_offers_reorder_for_ties_only_and_adds_from_who_is_here(t) -> None:
+    from challenges.views import combat_view
+
+    row = start(t, "vesper", "tooth", "rosa")
+    present = [(t[n].pk, n.title()) for n in ("jack", "rosa", "tooth", "vesper")]
+    view = combat_view(row, None, present=present)
+    ups = {f.name: f.up_order for f in view.order}
+    assert ups == {
+        "Tooth": [],
+        "Vesper": [t["vesper"].pk, t["tooth"].pk, t["rosa"].pk],
+        "Rosa": [],
+    }
+    assert view.ties and view.add_options == [(t["jack"].pk, "Jack")]
+    assert view.order[0].targeted == "Physical 0/2 · Social 0/1 · Mental 0/1"
