@@ -104,6 +104,12 @@ def _lock_combat(combat_id: int, *, for_play: bool) -> Combat:
     return row
 
 
+def _event_kind(kind: str) -> str:
+    """The Event kind of an engine event: ``combat_`` and its kind
+    ("combat_action", "combat_round_started"; "combat_started" as is)."""
+    return (kind if kind.startswith("combat_") else f"combat_{kind}")[:30]
+
+
 def _save_combat(row: Combat, transition: rules.CombatTransition, *, actor) -> Combat:
     """Persist a transition: the state, the version, ``ended_at`` once over,
     the participants (kept to everyone ever in it), one Event per engine
@@ -123,7 +129,7 @@ def _save_combat(row: Combat, transition: rules.CombatTransition, *, actor) -> C
     Event.objects.bulk_create(
         Event(
             session_id=row.session_id,
-            kind=f"combat_{event.kind}"[:30],
+            kind=_event_kind(event.kind),
             data={"combat": row.pk, **event.data},
             actor=who,
         )

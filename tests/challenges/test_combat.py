@@ -60,7 +60,7 @@ def test_a_combat_orders_its_characters_by_the_higher_of_physical_and_mental(t) 
     assert order(row) == ["Vesper", "Rosa", "Jack"]  # 9 (Mental), 7, 6
     assert acting(row) == "Vesper"
     assert set(row.participants.values_list("name", flat=True)) == {"Vesper", "Rosa", "Jack"}
-    assert Event.objects.get(kind="combat_combat_started").data["combat"] == row.pk
+    assert Event.objects.get(kind="combat_started").data["combat"] == row.pk
 
 
 def test_a_garou_acts_in_as_many_rage_rounds_as_the_rage_she_has_left(t) -> None:
@@ -384,3 +384,23 @@ def test_the_dashboard_offers_reorder_for_ties_only_and_adds_from_who_is_here(t)
     }
     assert view.ties and view.add_options == [(t["jack"].pk, "Jack")]
     assert view.order[0].targeted == "Physical 0/2 · Social 0/1 · Mental 0/1"
+
+
+def test_the_evening_s_history_tells_the_combat_in_words(t) -> None:
+    from challenges.history import session_history
+
+    row = start(t, "rosa", "jack")
+    by(t, "rosa", services.combat_act, combat_id=row.pk, kind="simple", steps=3)
+    services.combat_advance(combat_id=row.pk, user=t["narrator"], msg_id=mid())
+    services.combat_advance(combat_id=row.pk, user=t["narrator"], msg_id=mid())
+    services.combat_end(combat_id=row.pk, user=t["narrator"], msg_id=mid())
+    texts = [e.text for e in session_history(t["session"]).entries]
+    c = f"Combat #{row.pk}"
+    assert texts == [
+        f"{c} starts: Rosa, Jack",
+        f"{c}: Rosa moves 3 steps (simple action)",
+        f"{c}: Rosa's initiative ends",
+        f"{c}: Jack's initiative ends",
+        f"{c}: Turn 2 · Everyman round begins",
+        f"{c} ends",
+    ]
