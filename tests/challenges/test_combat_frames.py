@@ -12,6 +12,7 @@ from channels.db import database_sync_to_async
 from challenges import heartbeat, views
 from challenges.models import Combat
 from challenges.rules.bns_combat import CombatState
+from characters.models import Character
 from tests.challenges.wsutil import (
     act_ok as _ok,
 )
@@ -26,7 +27,7 @@ from tests.challenges.wsutil import (
 from tests.challenges.wsutil import (
     last_stamp as _last_stamp,
 )
-from tests.factories import bns_combat_evening, evening
+from tests.factories import bns_combat_evening, evening, make_user
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -182,4 +183,26 @@ async def test_a_met_dashboard_and_phone_show_no_combat() -> None:
     )
     assert message == "This chronicle's rules have no combat rounds."
     assert await drain(phone) == []
+    await _close(dash, phone)
+
+
+async def test_a_late_arrival_can_be_ticked_for_a_combat_at_once() -> None:
+    t = await database_sync_to_async(bns_combat_evening)()
+    dash, _ = await connect(f"/ws/narrate/{t['session'].pk}/", t["narrator"])
+
+    @database_sync_to_async
+    def latecomer():
+        player = make_user("mara")
+        mara = Character.objects.create(
+            chronicle=t["chronicle"], name="Mara", player=player, physical_attribute=4
+        )
+        return mara, player
+
+    mara, player = await latecomer()
+    phone, _ = await connect(f"/ws/play/{mara.pk}/", player)
+    frames = await expect(dash, 'hx-swap-oob="beforeend:#combat-people"')
+    arrival = next(f for f in frames if "#combat-people" in f)
+    assert f'name="characters" value="{mara.pk}"' in arrival
+    assert f'type="radio" name="surprise" value="{mara.pk}"' in arrival
+    assert "static-character" not in arrival
     await _close(dash, phone)
