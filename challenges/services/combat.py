@@ -47,9 +47,9 @@ from challenges.services._core import (
     _now,
     _parse,
 )
-from challenges.services._reads import _presence_seats
+from challenges.services._reads import _ensure_here
 from characters.attribute_sheets import AttributeSheet, attribute_sheets
-from characters.models import Character, GameSession, Presence
+from characters.models import Character, GameSession
 
 MAX_COMBAT = 30
 """Most characters in one combat (a guard against forged input)."""
@@ -176,17 +176,8 @@ def _ensure_combat_rounds(session: GameSession) -> None:
 def _fighters(session: GameSession, characters: Sequence[Character]) -> list[rules.Fighter]:
     """The fighters of ``characters``, each present tonight and not on a
     break (ActionRefused otherwise), from their sheets (:func:`combat_fighter`)."""
-    ids = [c.pk for c in characters]
-    seated = _presence_seats(session.pk, ids) if ids else {}
-    for character in characters:
-        if character.chronicle_id != session.chronicle_id:
-            raise ActionRefused("That character is not in this chronicle.")
-        status = seated.get(character.pk, (None, Presence.Status.ABSENT))[1]
-        if status == Presence.Status.ABSENT:
-            raise ActionRefused(f"{character.name} is not present tonight.")
-        if status == Presence.Status.BREAK:
-            raise ActionRefused(f"{character.name} is on a break (out of character).")
-    sheets = attribute_sheets(characters, session) if ids else {}
+    _ensure_here(session, characters)
+    sheets = attribute_sheets(characters, session) if characters else {}
     return [combat_fighter(c, sheets[c.pk]) for c in characters]
 
 
