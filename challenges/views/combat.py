@@ -77,6 +77,13 @@ class CombatView:
     can_hold: bool = False
     assist_attacker: list[tuple[int, str]] = field(default_factory=list)
     assist_defender: list[tuple[int, str]] = field(default_factory=list)
+    #: For a player on her initiative: whom she may challenge now and how
+    #: ("Grady: Physical, Social, Mental"), and the immunities against her
+    #: ("Grady is immune to your Dominate for 9 more minutes").
+    targets: list[str] = field(default_factory=list)
+    immune: list[str] = field(default_factory=list)
+    #: For a narrator: immunities running ("Rosa to Vesper's Dominate: 9 more minutes").
+    immunities: list[str] = field(default_factory=list)
     #: For a narrator: characters present tonight she may add (id, name).
     add_options: list[tuple[int, str]] = field(default_factory=list)
 
@@ -85,6 +92,12 @@ def _targeted(state: rules.CombatState, pk: int) -> str:
     return " · ".join(
         f"{c.label} {state.targeted(pk, c)}/{state.options.limit(c)}" for c in Category
     )
+
+
+def _minutes(seconds: float) -> str:
+    """ "9 more minutes", "1 more minute" (rounded up)."""
+    n = max(1, int((seconds + 59) // 60))
+    return f"{n} more minute{'s' if n != 1 else ''}"
 
 
 def _status(state: rules.CombatState, me: int, legal: rules.LegalActions, names: dict) -> str:
@@ -154,6 +167,10 @@ def combat_view(row: Combat, me: int | None, *, now: float | None = None, presen
     )
     if me is None:
         view.add_options = [(pk, name) for pk, name in present if pk not in ids]
+        view.immunities = [
+            f"{names.get(target, '?')} to {names.get(attacker, '?')}'s {power}: {_minutes(left)}"
+            for target, attacker, power, left in rules.describe(state, now)["immunities"]
+        ]
         return view
     if me not in ids:
         view.status = "You are out of this combat." if not state.ended else "The combat is over."
@@ -164,6 +181,13 @@ def combat_view(row: Combat, me: int | None, *, now: float | None = None, presen
     view.can_standard, view.can_simple = legal.standard, legal.simple
     view.max_steps = legal.steps
     view.can_advance, view.can_hold = legal.advance, legal.hold
+    view.targets = [
+        f"{names[pk]}: {', '.join(c.label for c in categories)}" for pk, categories in legal.targets
+    ]
+    view.immune = [
+        f"{names[pk]} is immune to your {power} for {_minutes(until - now)}"
+        for pk, power, until in legal.immune
+    ]
     view.assist_attacker = [(pk, names[pk]) for pk in legal.assist_attacker]
     view.assist_defender = [
         (a, f"{names[state.attacks[a].attacker]}'s attack on {names[state.attacks[a].target]}")

@@ -298,6 +298,14 @@ def test_a_failed_mental_challenge_leaves_an_immunity_to_that_power(t) -> None:
         services.combat_advance(combat_id=row.pk, user=t["narrator"], msg_id=mid())
     with pytest.raises(RulesError, match="immune to Vesper's Dominate for 9 more minutes"):
         check(t, "vesper", "rosa", category="mental", power="Dominate", now=1100.0)
+    from challenges.views import combat_view
+
+    assert combat_view(row, t["vesper"].pk, now=1100.0).immune == [
+        "Rosa is immune to your Dominate for 9 more minutes"
+    ]
+    assert combat_view(row, None, now=1100.0).immunities == [
+        "Rosa to Vesper's Dominate: 9 more minutes"
+    ]
     assert check(t, "vesper", "rosa", category="mental", power="Dominate", now=1611.0) is None
     assert check(t, "vesper", "rosa", category="mental", power="Presence", now=1100.0) is None
 
@@ -357,6 +365,7 @@ def test_her_phone_says_whose_initiative_it_is_and_what_she_may_do(t) -> None:
     assert tooth.status == "Your initiative: take your standard and simple action"
     assert tooth.my_turn and tooth.can_advance and tooth.max_steps == 3
     assert rosa.status == "Tooth is acting." and not rosa.my_turn and not rosa.can_advance
+    assert tooth.targets == ["Rosa: Physical, Social, Mental"] and rosa.targets == []
     by(t, "tooth", services.combat_act, combat_id=row.pk, kind="standard", what="other")
     assert combat_view(row, t["tooth"].pk).status == "Your initiative: take your simple action"
     for _ in range(2):
