@@ -17,7 +17,15 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from challenges.models import Challenge, ClientAction, Event, PreparedStatic, Test, TraitLoss
+from challenges.models import (
+    Challenge,
+    ClientAction,
+    Combat,
+    Event,
+    PreparedStatic,
+    Test,
+    TraitLoss,
+)
 from challenges.rules import TestRecord, Throw
 from challenges.views import HIDDEN, shown_throws, state_shown
 from characters.admin_scope import NarratedOnlyAdmin, RelatedOnly
@@ -139,6 +147,26 @@ class EventAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ["kind", ("session__chronicle", RelatedOnly), ("session", RelatedOnly)]
     list_select_related = ["session__chronicle", "challenge", "actor"]
     search_fields = ["kind"]
+
+
+@admin.register(Combat)
+class CombatAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
+    """Issue 12: ``bns`` combats, read only (a narrator runs them from the
+    dashboard; an edit here would tell no phone). The state is the rules
+    engine's, shown as JSON: the order, the round, the challenges made."""
+
+    chronicle_path = "session__chronicle"
+    list_display = ["__str__", "session", "narrator", "created_at", "ended_at"]
+    list_filter = [("session__chronicle", RelatedOnly)]
+    list_select_related = ["session__chronicle", "narrator"]
+    search_fields = ["participants__name"]
+    exclude = ["state"]
+    readonly_fields = ["shown_state"]
+
+    @admin.display(description="state")
+    def shown_state(self, combat: Combat) -> str:
+        text = json.dumps(combat.state or {}, indent=2, ensure_ascii=False)
+        return format_html('<pre class="state">{}</pre>', text)
 
 
 @admin.register(ClientAction)

@@ -22,7 +22,10 @@ what the screen shows changes:
   count, sum of versions, highest id); ``roster`` (characters on the roster,
   i.e. not absent: count, sum of their health levels, Traits they lost in the
   session, how many are on a break); ``mob`` (the session's mob scenes it
-  shows, as a phone's).
+  shows, as a phone's); for a chronicle with combat rounds (``bns``, issue
+  12) also ``combat`` on both (the combats it shows, :data:`COMBATS_SHOWN`
+  at most: count, sum of ``Combat.version``), from its own query, so a MET
+  screen's stamp costs nothing more.
 
 ``Challenge.version`` only grows and every move bumps it, so a sum of versions
 changes on every move. A consumer that sends a partial frame (one dashboard row,
@@ -36,13 +39,16 @@ import hashlib
 
 from django.db import connection
 
-from challenges.models import Challenge, MobScene, TraitLoss
+from challenges.models import Challenge, Combat, MobScene, TraitLoss
 from characters.models import GameSession, Presence
 
 Parts = dict[str, tuple[int, ...]]
 
 MOBS_SHOWN = 3
 """Mob scenes a screen shows: the newest of the session (hers, on a phone)."""
+
+COMBATS_SHOWN = 2
+"""``bns`` combats a screen shows: the newest of the session (hers, on a phone)."""
 
 
 def digest(parts: Parts) -> str:
@@ -173,3 +179,31 @@ def roster_part(rows: dict[int, tuple[int, int, int]]) -> tuple[int, int, int, i
         sum(lost for _, lost, _ in rows.values()),
         sum(on_break for _, _, on_break in rows.values()),
     )
+
+
+_COMBAT_SQL = """
+SELECT COUNT(*), COALESCE(SUM(x.version), 0) FROM (
+  SELECT c.version FROM {combat} c WHERE c.session_id = %(session)s{mine}
+  ORDER BY c.created_at DESC, c.id DESC LIMIT {shown}) x
+"""
+
+
+def combat_part(session_id: int, character_id: int | None = None) -> tuple[int, ...]:
+    """The ``combat`` part read from the database (one query): the combats of
+    the session a screen shows (``character_id``'s on her phone)."""
+    people = Combat.participants.through._meta.db_table
+    mine = (
+        ""
+        if character_id is None
+        else f" AND c.id IN (SELECT combat_id FROM {people} WHERE character_id = %(character)s)"
+    )
+    sql = _COMBAT_SQL.format(combat=Combat._meta.db_table, mine=mine, shown=COMBATS_SHOWN)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"session": session_id, "character": character_id})
+        row = cursor.fetchone()
+    return tuple(int(v) for v in row)
+
+
+def combats_shown_part(combats) -> tuple[int, int]:
+    """The ``combat`` part of the combats a screen shows (views with ``version``)."""
+    return mob_part(combats)

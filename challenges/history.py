@@ -281,6 +281,8 @@ def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -
             who = (int(data.get("character") or 0),)
             text = f"{names.get(who[0], '?')} marked {data.get('status')}"
         return [entry("session", text, who)]
+    if kind.startswith("combat_"):
+        return [entry("session", _combat_text(kind, data, names), _combat_who(data))]
     text = kind.replace("_", " ").capitalize()
     return [entry(_GROUP_OF.get(kind, "challenge" if challenge else "session"), text)]
 
@@ -352,6 +354,43 @@ def _pooled_entries(kind, data, entry, side, side_id, names) -> list[Entry] | No
         lasts = f" ({round(seconds / 60)} minutes)" if seconds else ""
         return [entry("wound", f"{names.get(who, '?')} is {data.get('label')}{lasts}", (who,))]
     return None
+
+
+def _combat_who(data: dict) -> tuple[int, ...]:
+    """The characters a ``combat_*`` event names (issue 12)."""
+    keys = ("fighter", "attacker", "target", "helper")
+    return tuple(int(data[k]) for k in keys if isinstance(data.get(k), int))
+
+
+def _combat_text(kind: str, data: dict, names: dict[int, str]) -> str:
+    """A ``combat_*`` event (issue 12, ``challenges.services.combat``) in words:
+    "Combat #3 starts: Ines, Helen, Grady", "Helen moves 3 steps (simple
+    action)", "Turn 2 · Rage round 1 begins"; other kinds by their name."""
+    combat = f"Combat #{data.get('combat', '?')}"
+
+    def name(key: str) -> str:
+        return names.get(data.get(key), "?")
+
+    if kind == "combat_started":
+        order = ", ".join(names.get(i, "?") for i in data.get("order") or [])
+        return f"{combat} starts: {order}"
+    if kind == "combat_ended":
+        return f"{combat} ends" + (f" ({data['reason']})" if data.get("reason") else "")
+    if kind == "combat_round_started":
+        rage = data.get("rage_round") or 0
+        what = f"Rage round {rage}" if rage else "Everyman round"
+        return f"{combat}: Turn {data.get('turn')} · {what} begins"
+    if kind == "combat_initiative_over":
+        return f"{combat}: {name('fighter')}'s initiative ends"
+    if kind == "combat_action":
+        steps = data.get("steps") or 0
+        did = f"moves {steps} step{'s' if steps != 1 else ''}" if steps else "acts"
+        return f"{combat}: {name('fighter')} {did} ({data.get('kind')} action)"
+    if kind == "combat_attacked":
+        power = f" ({data['power']})" if data.get("power") else ""
+        what = f"{data.get('category')}{power}"
+        return f"{combat}: {name('attacker')} challenges {name('target')}, {what}"
+    return f"{combat}: " + kind.removeprefix("combat_").replace("_", " ")
 
 
 def session_history(

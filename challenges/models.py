@@ -353,3 +353,37 @@ class MobScene(models.Model):
     @property
     def is_settled(self) -> bool:
         return self.stage == MobStage.SETTLED
+
+
+# --- issue 12: bns combat rounds -------------------------------------------------
+
+
+class Combat(models.Model):
+    """A ``bns`` combat (seeds/002 "Resolving Combat"): the characters in it
+    act by initiative, round after round, until a narrator ends it. ``state``
+    is the rules engine's ``challenges.rules.bns_combat.CombatState.to_dict()``
+    (the order, the round, each fighter's actions, the challenges made and
+    the immunities they left); the other columns mirror what the screens
+    need. ``version`` grows with every move (the screens' stamps). Only
+    ``challenges.services.combat`` writes these rows."""
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="combats")
+    narrator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    participants = models.ManyToManyField(Character, related_name="combats")
+    state = models.JSONField(help_text="The rules engine's CombatState.to_dict().")
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["session", "ended_at"])]
+
+    def __str__(self) -> str:
+        return f"combat #{self.pk}{' (ended)' if self.ended_at else ''}"
+
+    @property
+    def is_over(self) -> bool:
+        return self.ended_at is not None

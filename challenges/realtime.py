@@ -23,6 +23,8 @@ CHALLENGE_UPDATED = "challenge.updated"  # {"challenge_id", "session_id", "versi
 SESSION_UPDATED = "session.updated"  # {"session_id", "time_out"?}: time out, resume, ended
 # {"mob_id", "session_id", "version"}: a mob scene changed (issue 11, mob scenes)
 MOB_UPDATED = "mob.updated"
+# {"combat_id", "session_id", "version"}: a bns combat changed (issue 12, combat rounds)
+COMBAT_UPDATED = "combat.updated"
 # {"character_id", "session_id", "challenge_id"?, "version"?}: sheet changed (by that challenge)
 CHARACTER_UPDATED = "character.updated"
 # {"chronicle_id", "session_id"}: a session started or ended; session_id is the

@@ -470,6 +470,71 @@ class BnsSettle(Action):
     reason: Text(300)
 
 
+# --- issue 12: bns combat rounds -------------------------------------------------
+
+MAX_COMBAT = 30  # characters in one combat (challenges.services.combat.MAX_COMBAT)
+_Ids = Annotated[list[Number], BeforeValidator(_listed), Field(max_length=MAX_COMBAT)]
+
+
+class CombatStart(Action):
+    """A narrator starts a combat: the characters in it (ids; one checked box
+    is a list of one) and, optionally, whose Surprise Action opens it."""
+
+    characters: _Ids
+    surprise: OptionalNumber = None
+
+
+class CombatRef(Action):
+    """A move on combat ``combat`` and nothing more (advance, hold)."""
+
+    combat: Number
+
+
+class CombatEnd(Action):
+    combat: Number
+    reason: OptionalText(300)
+
+
+class CombatReorder(Action):
+    """The narrator's order of tied initiatives: every fighter's id once."""
+
+    combat: Number
+    order: _Ids
+
+
+class CombatCharacter(Action):
+    """A narrator adds or takes out one character (``reason``: why she is out)."""
+
+    combat: Number
+    character: Number
+    reason: OptionalText(300)
+
+
+class CombatRage(Action):
+    combat: Number
+    character: Number
+    rounds: Annotated[Number, Field(le=20)]
+
+
+class CombatAct(Action):
+    """A fighter's standard or simple action: a move of ``steps`` or another."""
+
+    combat: Number
+    kind: Literal["standard", "simple"]
+    what: Literal["move", "other"] = "move"
+    steps: OptionalNumber = None
+
+
+class CombatAssist(Action):
+    """A mass combat tactic: assist ``attacker``'s next attack, or take the
+    place of the target of ``attack``."""
+
+    combat: Number
+    attacker: OptionalNumber = None
+    attack: OptionalNumber = None
+    steps: OptionalNumber = None
+
+
 SCHEMAS: dict[str, type[Action]] = {
     "bns.open": BnsOpen,
     "bns.answer": BnsAnswer,
@@ -517,6 +582,16 @@ SCHEMAS: dict[str, type[Action]] = {
     "mob.leader": MobLeader,
     "mob.bid": MobBid,
     "mob.hurt": MobHurt,
+    "combat.start": CombatStart,
+    "combat.advance": CombatRef,
+    "combat.reorder": CombatReorder,
+    "combat.rage": CombatRage,
+    "combat.add": CombatCharacter,
+    "combat.remove": CombatCharacter,
+    "combat.end": CombatEnd,
+    "combat.act": CombatAct,
+    "combat.hold": CombatRef,
+    "combat.assist": CombatAssist,
 }
 
 _WORDS = {
@@ -551,6 +626,9 @@ def _plain(error: ValidationError) -> str:
         words = "must be brawl, melee, thrown, firearms, mental or social"
     elif kind == "literal_error" and name == "defence":
         words = "must be dodge, social or mental"
+
+    elif kind == "literal_error" and name == "kind" and "simple" in str(first.get("ctx")):
+        words = "must be standard or simple"
     elif kind == "literal_error" and name == "kind":
         words = "must be overbid, ability, discipline or willpower"
     elif kind in _WORDS:

@@ -266,3 +266,39 @@ def crowded_session(session, *, characters: int = 100, challenges: int = 300, op
         )
     Challenge.objects.bulk_create(rows)
     return guests
+
+
+def bns_combat_evening() -> dict:
+    """Issue 12, combat rounds: a ``bns`` chronicle ("By Night") with an open
+    session and four present characters, each with a player: Vesper
+    (Physical 3, Mental 9: initiative 9), Rosa (7/4: 7), Jack (6/4: 6) and
+    Tooth, a Garou (9/3: 9) with Rage 4, one spent tonight. Returns
+    ``narrated_chronicle``'s dict with the characters by lower-case name and
+    their players as ``<name>_player``."""
+    table = narrated_chronicle("By Night")
+    chronicle, session = table["chronicle"], table["session"]
+    chronicle.ruleset = Chronicle.Ruleset.BNS
+    chronicle.save()
+    sheets = {
+        "vesper": ("Vesper", 3, 6, 9, {}),
+        "rosa": ("Rosa", 7, 3, 4, {"focus": "strength"}),
+        "jack": ("Jack", 6, 4, 4, {}),
+        "tooth": ("Tooth", 9, 2, 3, {"garou": True, "rage": 4, "form": "homid"}),
+    }
+    for key, (name, physical, social, mental, extra) in sheets.items():
+        player = make_user(key)
+        character = Character.objects.create(
+            chronicle=chronicle,
+            name=name,
+            player=player,
+            physical_attribute=physical,
+            social_attribute=social,
+            mental_attribute=mental,
+            willpower=5,
+            **extra,
+        )
+        Presence.objects.create(
+            session=session, character=character, rage_spent=1 if key == "tooth" else 0
+        )
+        table[key], table[f"{key}_player"] = character, player
+    return table

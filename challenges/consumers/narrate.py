@@ -52,7 +52,17 @@ class NarrateConsumer(BaseConsumer):
         "mob.open": "mob_open",
         "mob.close": "mob_close",
         "mob.void": "mob_void",
+        # issue 12: bns combat rounds
+        "combat.start": "combat_start",
+        "combat.advance": "combat_advance",
+        "combat.reorder": "combat_reorder",
+        "combat.rage": "combat_rage",
+        "combat.add": "combat_add",
+        "combat.remove": "combat_remove",
+        "combat.end": "combat_end",
     }
+    #: The session's ruleset runs combats in rounds (issue 12): the stamp has a ``combat`` part.
+    combat_rounds = False
 
     async def connect(self) -> None:
         await self.accept()
@@ -66,6 +76,7 @@ class NarrateConsumer(BaseConsumer):
             await self.close(code=4403)
             return
         self.session = session
+        self.combat_rounds = views.combat_rounds(session)
         # Shown open: if it ends while this dashboard shows it and another
         # session opens, a missed session.changed is repaired on the next ping.
         self.shown_open = session.ended_at is None
@@ -81,7 +92,10 @@ class NarrateConsumer(BaseConsumer):
         await self.send_view()
 
     def _parts(self) -> heartbeat.Parts:
-        return heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
+        parts = heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
+        if self.combat_rounds and parts:
+            parts["combat"] = heartbeat.combat_part(self.session.pk)
+        return parts
 
     async def current_parts(self) -> heartbeat.Parts:
         return await database_sync_to_async(self._parts)()
@@ -483,6 +497,87 @@ class NarrateConsumer(BaseConsumer):
             challenge_id=message["challenge"],
             winner=message["winner"],
             reason=message["reason"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # bns combat rounds (issue 12) ---------------------------------------------
+    @database_sync_to_async
+    def _render_combats(self) -> str:
+        context = views.dashboard_combats(self.session)
+        self.stamp_parts = {
+            **self.stamp_parts,
+            "combat": heartbeat.combats_shown_part(context["combats"]),
+        }
+        return render_to_string("challenges/_combat_dashboard.html", {**context, "oob": True})
+
+    async def combat_updated(self, event: dict) -> None:
+        if self.combat_rounds:
+            await self.send_stamped(await self._render_combats())
+
+    def _combat_id(self, message: dict) -> int:
+        return _field(message, "combat", int)
+
+    @database_sync_to_async
+    def combat_start(self, message: dict, msg_id: str) -> None:
+        ids = message.get("characters") or []
+        services.combat_start(
+            session=self.session,
+            characters=[views.character_in_session(self.session, pk) for pk in ids],
+            surprise=_field(message, "surprise", int, required=False),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def combat_advance(self, message: dict, msg_id: str) -> None:
+        services.combat_advance(
+            combat_id=self._combat_id(message), user=self.scope["user"], msg_id=msg_id
+        )
+
+    @database_sync_to_async
+    def combat_reorder(self, message: dict, msg_id: str) -> None:
+        services.combat_reorder(
+            combat_id=self._combat_id(message),
+            order=message.get("order") or [],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def combat_rage(self, message: dict, msg_id: str) -> None:
+        services.combat_set_rage(
+            combat_id=self._combat_id(message),
+            character_id=_field(message, "character", int),
+            rounds=_field(message, "rounds", int),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def combat_add(self, message: dict, msg_id: str) -> None:
+        services.combat_add(
+            combat_id=self._combat_id(message),
+            character=views.character_in_session(self.session, _field(message, "character", int)),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def combat_remove(self, message: dict, msg_id: str) -> None:
+        services.combat_remove(
+            combat_id=self._combat_id(message),
+            character_id=_field(message, "character", int),
+            reason=_field(message, "reason", str, required=False) or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def combat_end(self, message: dict, msg_id: str) -> None:
+        services.combat_end(
+            combat_id=self._combat_id(message),
+            reason=_field(message, "reason", str, required=False) or "",
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -65,7 +65,15 @@ class PlayConsumer(BaseConsumer):
         "mob.leader": "mob_leader",
         "mob.bid": "mob_bid",
         "mob.hurt": "mob_hurt",
+        # issue 12: bns combat rounds
+        "combat.act": "combat_act",
+        "combat.advance": "combat_advance",
+        "combat.hold": "combat_hold",
+        "combat.assist": "combat_assist",
     }
+    #: Her sheet rates Attributes (a chronicle with combat rounds, issue 12):
+    #: learnt on the first render; the stamp then has a ``combat`` part.
+    combat_rounds = False
 
     async def connect(self) -> None:
         await self.accept()
@@ -107,9 +115,12 @@ class PlayConsumer(BaseConsumer):
         return True
 
     def _parts(self) -> heartbeat.Parts:
-        return heartbeat.play_parts(
+        parts = heartbeat.play_parts(
             self.character.pk, self.session and self.session.pk, self.character.chronicle_id
         )
+        if self.combat_rounds and self.session is not None and parts:
+            parts["combat"] = heartbeat.combat_part(self.session.pk, self.character.pk)
+        return parts
 
     def _follow_seat(self) -> bool:
         """Re-seat her if her chronicle's open session is no longer the one this
@@ -141,6 +152,9 @@ class PlayConsumer(BaseConsumer):
         context["start_oob"] = moved
         self.regroup = (old, self.session) if moved else None
         self.sheet = context["sheet"]
+        self.combat_rounds = self.sheet.attributes is not None
+        if self.combat_rounds and self.session is not None:
+            self.stamp_parts["combat"] = heartbeat.combats_shown_part(context["combats"])
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
         return render_to_string("challenges/play_live.html", context)
@@ -506,6 +520,67 @@ class PlayConsumer(BaseConsumer):
             mob_id=_field(message, "mob", int),
             character=self.character,
             attacker=_field(message, "attacker", int, required=False),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # bns combat rounds (issue 12) ---------------------------------------------
+    @database_sync_to_async
+    def _render_combats(self) -> str:
+        """Her combats, out of band (``_combat_phone.html``)."""
+        combats = views.phone_combats(self.character, self.session, self.sheet)
+        self.stamp_parts = {**self.stamp_parts, "combat": heartbeat.combats_shown_part(combats)}
+        return render_to_string("challenges/_combat_phone.html", {"combats": combats, "oob": True})
+
+    async def combat_updated(self, event: dict) -> None:
+        if self.session is None or event.get("session_id") != self.session.pk:
+            return
+        if self.sheet is None:  # resumed without a render: read her sheet once
+            await self.send_view()
+            return
+        await self.send_stamped(await self._render_combats())
+
+    def _combat_id(self, message: dict) -> int:
+        return _field(message, "combat", int)
+
+    @database_sync_to_async
+    def combat_act(self, message: dict, msg_id: str) -> None:
+        services.combat_act(
+            combat_id=self._combat_id(message),
+            character=self.character,
+            kind=_field(message, "kind", str, limit=10),
+            what=_field(message, "what", str, required=False, limit=10) or "move",
+            steps=_field(message, "steps", int, required=False) or 0,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def combat_advance(self, message: dict, msg_id: str) -> None:
+        services.combat_advance(
+            combat_id=self._combat_id(message),
+            character=self.character,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def combat_hold(self, message: dict, msg_id: str) -> None:
+        services.combat_hold(
+            combat_id=self._combat_id(message),
+            character=self.character,
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def combat_assist(self, message: dict, msg_id: str) -> None:
+        services.combat_assist(
+            combat_id=self._combat_id(message),
+            character=self.character,
+            attacker=_field(message, "attacker", int, required=False),
+            attack=_field(message, "attack", int, required=False),
+            steps=_field(message, "steps", int, required=False) or 0,
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -67,6 +67,13 @@ class Ruleset:
         return self.sheet is SheetKind.ATTRIBUTES
 
     @property
+    def combat_rounds(self) -> bool:
+        """Combats run in rounds by initiative, tracked by
+        ``challenges.rules.bns_combat`` (seeds/002 "Resolving Combat"): the
+        dashboard offers to start one and phones show whose initiative it is."""
+        return self.test_pools
+
+    @property
     def skills_label(self) -> str:
         """What sheets call Abilities: "Skills" under test pools (seeds/002),
         else "Abilities" (seeds/000)."""

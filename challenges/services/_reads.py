@@ -33,11 +33,12 @@ from challenges.services._core import (
     _PRESENCE,
     _TRAIT,
     _TRAIT_LOSS,
+    ActionRefused,
     _marks,
     _now,
     _rows,
 )
-from characters.models import Ability, Character, Discipline, GameSession
+from characters.models import Ability, Character, Discipline, GameSession, Presence
 from characters.models import Immunity as ImmunityRow
 from characters.models import Weapon as WeaponRow
 
@@ -75,6 +76,22 @@ def _presence_seats(session_id: int, ids: Sequence[int]) -> dict[int, tuple[Heal
             [session_id, *ids],
         )
     }
+
+
+def _ensure_here(session, characters: Sequence) -> None:
+    """ActionRefused unless each of ``characters`` is of ``session``'s
+    chronicle, present tonight and not on a break (one query; none for no
+    one): a mob scene's or a combat's characters."""
+    ids = [c.pk for c in characters]
+    seated = _presence_seats(session.pk, ids) if ids else {}
+    for character in characters:
+        if character.chronicle_id != session.chronicle_id:
+            raise ActionRefused("That character is not in this chronicle.")
+        status = seated.get(character.pk, (None, Presence.Status.ABSENT))[1]
+        if status == Presence.Status.ABSENT:
+            raise ActionRefused(f"{character.name} is not present tonight.")
+        if status == Presence.Status.BREAK:
+            raise ActionRefused(f"{character.name} is on a break (out of character).")
 
 
 RiskKey = int | tuple[str, str]

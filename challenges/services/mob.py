@@ -49,10 +49,10 @@ from challenges.services._core import (
     _now,
     _parse,
 )
-from challenges.services._reads import _presence_seats, combatants
+from challenges.services._reads import _ensure_here, combatants
 from challenges.services._writes import _save, _save_losses, _wound
 from challenges.services.npcs import npc_answer_due
-from characters.models import Character, GameSession, Presence
+from characters.models import Character, GameSession
 
 MAX_MOB = 20
 """Most characters in one mob scene (a guard against forged input)."""
@@ -333,15 +333,7 @@ def mob_open(
         _ensure_narrator(user, session.chronicle)
         ids = [c.pk for c in characters]
         _lock_characters(*ids)
-        seated = _presence_seats(session.pk, ids) if ids else {}
-        for character in characters:
-            if character.chronicle_id != session.chronicle_id:
-                raise ActionRefused("That character is not in this chronicle.")
-            status = seated.get(character.pk, (None, Presence.Status.ABSENT))[1]
-            if status == Presence.Status.ABSENT:
-                raise ActionRefused(f"{character.name} is not present tonight.")
-            if status == Presence.Status.BREAK:
-                raise ActionRefused(f"{character.name} is on a break (out of character).")
+        _ensure_here(session, characters)
         fighters = combatants(characters, session) if ids else {}
         transition = rules.open_mob(
             ruleset=session.chronicle.ruleset,

@@ -45,6 +45,10 @@ def _end_session(session: GameSession, user) -> list[int]:
     from challenges.services.mob import _end_mobs
 
     _end_mobs(session, SESSION_ENDED_REASON)
+    # Issue 12: live bns combats end with the session.
+    from challenges.services.combat import _end_combats
+
+    _end_combats(session, SESSION_ENDED_REASON)
     unresolved = Challenge.objects.select_for_update().filter(
         session=session, stage__in=_OPEN_STAGES
     )

@@ -12,6 +12,7 @@ may connect where) and :mod:`~challenges.views.pages` (the HTTP views).
 ``challenges.urls``, the consumers and the admin import them from here.
 """
 
+from challenges.views.combat import CombatView, combat_rounds, combat_view, combat_views
 from challenges.views.dashboard import (
     DASHBOARD_LIMIT,
     ON_ROSTER,
@@ -19,6 +20,7 @@ from challenges.views.dashboard import (
     RosterRow,
     character_panel_context,
     dashboard_challenges,
+    dashboard_combats,
     dashboard_context,
     dashboard_move,
     dashboard_place,
@@ -43,6 +45,7 @@ from challenges.views.phone import (
     opponent_choice,
     phone_cards_shown,
     phone_challenge,
+    phone_combats,
     play_context,
     present_opponents,
 )
@@ -70,6 +73,7 @@ __all__ = [
     "RECENT_RESOLVED",
     "RESULT_COLLAPSE_SECONDS",
     "ChallengeView",
+    "CombatView",
     "LostCopy",
     "MobView",
     "RosterRow",
@@ -77,9 +81,13 @@ __all__ = [
     "TestView",
     "bdi",
     "challenge_view",
+    "combat_rounds",
+    "combat_view",
+    "combat_views",
     "character_in_session",
     "character_panel_context",
     "dashboard_challenges",
+    "dashboard_combats",
     "dashboard_context",
     "dashboard_move",
     "dashboard_place",
@@ -96,6 +104,7 @@ __all__ = [
     "opponents",
     "phone_cards_shown",
     "phone_challenge",
+    "phone_combats",
     "phone_mobs",
     "play",
     "play_context",

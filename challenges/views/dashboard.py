@@ -22,6 +22,7 @@ from challenges.services.clocks import (
     clock_views,
     injury_choices,
 )
+from challenges.views.combat import TIES_WORDS, combat_rounds, combat_views
 from challenges.views.mob import mob_views
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
@@ -161,6 +162,7 @@ def dashboard_context(session: GameSession) -> dict:
     present = Character.objects.filter(
         presences__session=session, presences__status__in=ON_ROSTER
     ).select_related("player")
+    roster = _roster(session, list(present.order_by("name")))
     return {
         "session": session,
         "challenges": challenges,
@@ -169,11 +171,34 @@ def dashboard_context(session: GameSession) -> dict:
         "open_rows": [r for r in rows if not r.is_resolved and not r.called],
         "result_rows": [r for r in rows if r.is_resolved and not r.called],
         "fold_after": RESULT_COLLAPSE_SECONDS,
-        "roster": _roster(session, list(present.order_by("name"))),
+        "roster": roster,
         "categories": list(Category),
         "difficult_tests": difficult_tests(session),
         "met_challenges": met_challenges(session),
         "mobs": mob_views(session, None),  # issue 11: mob scenes
+        **dashboard_combats(session, [(e.character.pk, e.character.name) for e in roster]),
+    }
+
+
+def dashboard_combats(session: GameSession, present=None) -> dict:
+    """Issue 12 (bns combat rounds): ``combat_rounds`` (the session's ruleset
+    runs combats in rounds), and then ``combats``
+    (:func:`~challenges.views.combat.combat_views` for a narrator; ``present``,
+    ``(id, name)`` of the characters on the roster, gives the add options:
+    None reads them, one more query) and ``ties_words``. One query with
+    combat rounds, none without."""
+    if not combat_rounds(session):
+        return {"combat_rounds": False, "combats": []}
+    if present is None:
+        present = list(
+            Character.objects.filter(presences__session=session, presences__status__in=ON_ROSTER)
+            .order_by("name")
+            .values_list("pk", "name")
+        )
+    return {
+        "combat_rounds": True,
+        "combats": combat_views(session, None, present=present),
+        "ties_words": TIES_WORDS,
     }
 
 

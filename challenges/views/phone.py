@@ -24,6 +24,7 @@ from challenges.rules import (
 from challenges.rules.judge import stamina_only
 from challenges.services.clocks import clock_views
 from challenges.views.bns import bns_start_options
+from challenges.views.combat import combat_views
 from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
@@ -63,7 +64,17 @@ def play_context(
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
         "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
+        "combats": phone_combats(character, session, sheet),  # issue 12: combat rounds
     }
+
+
+def phone_combats(character: Character, session: GameSession | None, sheet: Sheet) -> list:
+    """Issue 12: her ``bns`` combats (:func:`~challenges.views.combat.combat_views`),
+    read only when her sheet rates Attributes (a chronicle with combat rounds):
+    no query for a MET phone, one for a ``bns`` phone."""
+    if session is None or sheet.attributes is None:
+        return []
+    return combat_views(session, character.pk)
 
 
 def _clock(character: Character, session: GameSession | None, sheet: Sheet) -> dict | None:

@@ -14,7 +14,20 @@ from challenges.models import MobScene, TraitLoss
 from challenges.rules import MobStage
 from characters.models import Presence
 from tests.challenges.test_mob_services import mob_table
-from tests.challenges.wsutil import act, connect, drain, expect
+from tests.challenges.wsutil import (
+    act_ok as _ok,
+)
+from tests.challenges.wsutil import (
+    act_refused as _refused,
+)
+from tests.challenges.wsutil import (
+    connect,
+    drain,
+    expect,
+)
+from tests.challenges.wsutil import (
+    last_stamp as _last_stamp,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -47,22 +60,6 @@ def _stamps(t: dict, name: str) -> tuple[str, str]:
     phone = heartbeat.play_parts(t[name].pk, t["session"].pk)
     dashboard = heartbeat.dashboard_parts(t["session"].pk, views.DASHBOARD_LIMIT)
     return heartbeat.digest(phone), heartbeat.digest(dashboard)
-
-
-def _last_stamp(frames: list[str]) -> str:
-    return [f for f in frames if f.startswith("<!--v:")][-1][6:22]
-
-
-async def _ok(socket, **message) -> list[str]:
-    reply, frames = await act(socket, **message)
-    assert reply.get("status") == "ok", reply
-    return frames
-
-
-async def _refused(socket, **message) -> str:
-    reply, _ = await act(socket, **message)
-    assert reply.get("type") == "error", reply
-    return reply["message"]
 
 
 async def _world():

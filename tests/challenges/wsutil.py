@@ -119,3 +119,22 @@ async def helen_challenges_grady(
     assert reply["status"] == "ok", reply
     helen_frames = [helen_first, *seen, *await drain(helen)]
     return helen, grady, helen_frames, [grady_first, *await drain(grady)]
+
+
+def last_stamp(frames: list[str]) -> str:
+    """The stamp heading the last view frame of ``frames``."""
+    return [f for f in frames if f.startswith("<!--v:")][-1][6:22]
+
+
+async def act_ok(communicator: WebsocketCommunicator, **message) -> list[str]:
+    """``act`` that must be acknowledged "ok"; returns the frames seen."""
+    reply, frames = await act(communicator, **message)
+    assert reply.get("status") == "ok", reply
+    return frames
+
+
+async def act_refused(communicator: WebsocketCommunicator, **message) -> str:
+    """``act`` that must be refused; returns the error's message."""
+    reply, _ = await act(communicator, **message)
+    assert reply.get("type") == "error", reply
+    return reply["message"]

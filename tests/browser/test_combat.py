@@ -1,0 +1,96 @@
+"""Issue 12: a bns combat of three run through the UI of the real app (Daphne,
+websockets, Debian's chromium): the 1024x768 tablet starts it (one of the
+three arrived after the tablet opened), three 360 px
+phones see whose initiative it is, in initiative order (the higher of
+Physical and Mental), and one round advances to the next turn. seeds/002
+"Resolving Combat", "Standard and Simple Actions"."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_evening import AT_ONCE, SHOTS, Screen, assert_usable, log_in
+
+pytestmark = pytest.mark.browser
+
+# (Physical, Mental): initiative 7, 6 and 9, so Ines acts first, then Helen, then Grady.
+SHEETS = {"helen": (7, 3), "grady": (5, 6), "ines": (3, 9)}
+
+
+def _by_night(live) -> None:
+    """The evening's chronicle plays bns: its three characters get Attributes."""
+    with sqlite3.connect(live.db) as db:
+        db.execute("UPDATE characters_chronicle SET ruleset = 'bns'")
+        for name, (physical, mental) in SHEETS.items():
+            db.execute(
+                "UPDATE characters_character SET physical_attribute = ?, social_attribute = 2,"
+                " mental_attribute = ? WHERE id = ?",
+                (physical, mental, live.ids[name]),
+            )
+
+
+def _combat(screen: Screen):
+    return screen.page.locator("#combat-phone article.combat")
+
+
+def test_the_tablet_starts_a_combat_of_three_and_phones_follow_one_round(
+    live, phone, tablet
+) -> None:
+    _by_night(live)
+    helen, grady, ines = (Screen(phone()) for _ in range(3))
+    narrator = Screen(tablet())
+    log_in(helen.page, live("/accounts/login/"), "helen")
+    grady.page.goto(live(live.ids["grady_join"]))
+    log_in(narrator.page, live("/accounts/login/?next=/narrate/"), "narrator")
+    narrator.connected()
+    # Ines arrives late: she can be ticked at once, without reloading the tablet.
+    log_in(ines.page, live("/accounts/login/"), "ines")
+    for screen in (helen, grady, ines):
+        screen.connected()
+    start = narrator.page.get_by_role("group", name="Characters in it (two or more)")
+    expect(start.get_by_role("checkbox", name="Ines", exact=True)).to_be_visible(timeout=AT_ONCE)
+
+    # The narrator starts a combat of the three.
+    for name in ("Helen", "Grady", "Ines"):
+        start.get_by_role("checkbox", name=name, exact=True).check()
+    narrator.tap(narrator.control("button", "Start the combat"))
+    panel = narrator.page.locator("#combat-dashboard article.combat")
+    expect(panel).to_contain_text("Turn 1 · Everyman round", timeout=AT_ONCE)
+    expect(panel.locator("li[aria-current=step]")).to_contain_text("Ines")
+    expect(panel.locator("ol.combat-order > li")).to_have_count(3)
+    expect(panel.locator("ol.combat-order > li").first).to_contain_text("9 Ines")
+
+    # Each phone sees whose initiative it is.
+    expect(_combat(ines)).to_contain_text(
+        "Your initiative: take your standard and simple action", timeout=AT_ONCE
+    )
+    for screen in (helen, grady):
+        expect(_combat(screen)).to_contain_text("Ines is acting.", timeout=AT_ONCE)
+        expect(_combat(screen).get_by_role("button", name="End my initiative")).to_have_count(0)
+    ines.page.screenshot(path=f"{SHOTS}/phone-combat.png", full_page=True)
+    assert_usable(ines)
+
+    # Ines moves with her simple action and ends her initiative: Helen's turn.
+    ines.tap(_combat(ines).get_by_role("button", name="Move (simple action)"))
+    expect(_combat(ines)).to_contain_text(
+        "Your initiative: take your standard action", timeout=AT_ONCE
+    )
+    expect(panel).to_contain_text("3 steps", timeout=AT_ONCE)
+    ines.tap(_combat(ines).get_by_role("button", name="End my initiative"))
+    expect(_combat(helen)).to_contain_text("Your initiative", timeout=AT_ONCE)
+    expect(_combat(ines)).to_contain_text("Helen is acting.", timeout=AT_ONCE)
+    # Helen ends hers; the narrator advances past Grady: turn 2 begins with Ines.
+    helen.tap(_combat(helen).get_by_role("button", name="End my initiative"))
+    expect(_combat(grady)).to_contain_text("Your initiative", timeout=AT_ONCE)
+    expect(panel.locator("li[aria-current=step]")).to_contain_text("Grady", timeout=AT_ONCE)
+    narrator.tap(panel.get_by_role("button", name="Advance (end Grady's initiative)"))
+    expect(panel).to_contain_text("Turn 2 · Everyman round", timeout=AT_ONCE)
+    for screen in (helen, grady, ines):
+        expect(_combat(screen)).to_contain_text("Turn 2 · Everyman round", timeout=AT_ONCE)
+    expect(_combat(ines)).to_contain_text("Your initiative: take your standard and simple action")
+    narrator.page.screenshot(path=f"{SHOTS}/tablet-combat.png", full_page=True)
+    assert_usable(narrator)
+    assert_usable(helen)
