@@ -51,6 +51,7 @@ from challenges.services._core import (
 )
 from challenges.services._reads import _presence_seats
 from challenges.services._writes import _side
+from challenges.services.combat import combat_note_challenge
 from challenges.services.rulings import _reason, _rule
 from characters.attribute_sheets import AttributeSheet, attribute_sheets
 from characters.models import Character, Chronicle, GameSession, Presence
@@ -190,6 +191,17 @@ def bns_open(
             first_round=bool(first_round),
             staking=bool(staking),
             now=_now(),
+        )
+        # In a combat, the round's rules first (seeds/002 "Maximum Attacks Per
+        # Round"): refused here, nothing of the challenge is saved.
+        combat_note_challenge(
+            session=session,
+            attacker=attacker,
+            defender=defender,
+            category=transition.state.attack.category.value,
+            power=transition.state.power,
+            failed=None,
+            now=transition.state.stage_since,
         )
         challenge = Challenge(
             session=session,
@@ -457,6 +469,19 @@ def _save(
             if target is not None:
                 changed.add(target)
     Event.objects.bulk_create(events)
+    if newly_resolved:
+        # Settles it in the combat holding them, if any: a failed Mental or
+        # Social challenge makes the defender immune to that power (seeds/002
+        # "Retrying Failed Attacks"); a voided one counts, but fails nobody.
+        combat_note_challenge(
+            session=challenge.session,
+            attacker=challenge.challenger,
+            defender=challenge.defender,
+            category=state.attack.category.value,
+            power=state.power,
+            failed=state.result is bns.Result.FAILURE,
+            now=state.stage_since,
+        )
 
     version = challenge.version
     touched = sorted({challenge.challenger_id, challenge.defender_id} - {None})
