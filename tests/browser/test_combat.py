@@ -2,7 +2,8 @@
 websockets, Debian's chromium): the 1024x768 tablet starts it (one of the
 three arrived after the tablet opened), three 360 px
 phones see whose initiative it is, in initiative order (the higher of
-Physical and Mental), and one round advances to the next turn. seeds/002
+Physical and Mental), a Time out in the middle holds the round, and one
+round advances to the next turn. seeds/002
 "Resolving Combat", "Standard and Simple Actions"."""
 
 from __future__ import annotations
@@ -82,6 +83,19 @@ def test_the_tablet_starts_a_combat_of_three_and_phones_follow_one_round(
     ines.tap(_combat(ines).get_by_role("button", name="End my initiative"))
     expect(_combat(helen)).to_contain_text("Your initiative", timeout=AT_ONCE)
     expect(_combat(ines)).to_contain_text("Helen is acting.", timeout=AT_ONCE)
+    # A Time out in the middle of Helen's initiative holds the round: her tap is
+    # refused with a clear message and the order does not move; Resume lifts it.
+    narrator.tap(narrator.control("button", "Time out"))
+    for screen in (helen, grady, ines):
+        expect(screen.page.locator("#time-out")).to_be_visible(timeout=AT_ONCE)
+    helen.tap(_combat(helen).get_by_role("button", name="End my initiative"))
+    expect(helen.page.get_by_role("alert")).to_contain_text("Time out", timeout=AT_ONCE)
+    expect(panel.locator("li[aria-current=step]")).to_contain_text("Helen")
+    narrator.tap(narrator.control("button", "Resume"))
+    for screen in (helen, grady, ines):
+        expect(screen.page.locator("#time-out")).to_be_hidden(timeout=AT_ONCE)
+    expect(_combat(helen)).to_contain_text("Your initiative", timeout=AT_ONCE)
+
     # Helen ends hers; the narrator advances past Grady: turn 2 begins with Ines.
     helen.tap(_combat(helen).get_by_role("button", name="End my initiative"))
     expect(_combat(grady)).to_contain_text("Your initiative", timeout=AT_ONCE)
