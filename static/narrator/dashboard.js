@@ -149,6 +149,27 @@
   // "Rule…" on a row loads the challenge's rulings into #rule-body (htmx) and
   // opens the dialog; it closes when the server acknowledges a ruling sent
   // from it (an error stays in #notice, the dialog open).
+  // A late arrival's <option> appended out of band (or the lists filled again
+  // after someone left) must not change whom the narrator picked for a static
+  // challenge or a simple test: htmx's swap selects the new option.
+  var picked = {};
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    var target = evt.detail.target;
+    if (target && target.tagName === "SELECT" && target.id) picked[target.id] = target.value;
+  });
+  document.addEventListener("htmx:oobAfterSwap", function (evt) {
+    var target = evt.detail.target;
+    if (!target || target.tagName !== "SELECT" || !(target.id in picked)) return;
+    var value = picked[target.id];
+    delete picked[target.id];
+    for (var i = 0; i < target.options.length; i++) {
+      if (target.options[i].value === value) {
+        target.value = value;
+        return;
+      }
+    }
+  });
+
   var ruleDialog = $("rule-dialog");
   var ruleSent = null;
   document.addEventListener("htmx:afterSwap", function (evt) {

@@ -123,10 +123,18 @@ def test_breaks_absences_and_arrivals_show_where_they_should(live, phone, tablet
     expect(chips).to_have_text(["Grady"])
     start = helen.page.locator("details.start > summary")
 
+    # The narrator has picked Helen for a static challenge and a simple test.
+    picks = [narrator.page.locator(f"#{name}-character") for name in ("static", "simple")]
+    for pick in picks:
+        pick.select_option(label="Helen")
+
     # Ines arrives: Helen sees her the next time she opens "Challenge someone".
     ines = Screen(phone())
     log_in(ines.page, live("/accounts/login/"), "ines")
     ines.connected()
+    for pick in picks:  # Ines can be picked at once; the narrator's pick stays Helen
+        expect(pick.locator("option")).to_have_text(["Grady", "Helen", "Ines"], timeout=AT_ONCE)
+        expect(pick).to_have_value(str(live.ids["helen"]))
     helen.tap(start)  # closes
     helen.tap(start)  # opens: the list is fetched now
     expect(chips).to_have_text(["Grady", "Ines"])
@@ -151,8 +159,9 @@ def test_breaks_absences_and_arrivals_show_where_they_should(live, phone, tablet
     narrator.tap(roster.get_by_role("link", name="Ines"))
     narrator.tap(narrator.control("button", "Ines has left"))
     expect(roster.locator("li", has_text="Ines")).to_have_count(0, timeout=AT_ONCE)
-    for choice in ("#static-character option", "#simple-character option"):
-        expect(narrator.page.locator(choice)).to_have_text(["Grady", "Helen"])
+    for pick in picks:  # the lists are filled again; the narrator's pick stays Helen
+        expect(pick.locator("option")).to_have_text(["Grady", "Helen"])
+        expect(pick).to_have_value(str(live.ids["helen"]))
     helen.tap(start)
     helen.tap(start)
     expect(chips).to_have_text(["Grady"])
