@@ -34,8 +34,10 @@ Pure functions; no Django (tests/rules/test_boundary.py).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
+from functools import partial
+from typing import Any, Protocol, TypeVar
 
 from challenges.rules import engine, judge
 from challenges.rules.core import (
@@ -85,6 +87,38 @@ MAX_NPC_MOVES = 20
 """Moves one call of the services' hook makes at most (two NPCs against each
 other could retest on equal counts many times under ``ukm``); a guard, not a
 rule."""
+
+
+class _Step(Protocol):
+    """A transition: its ``state`` is the state after the move."""
+
+    @property
+    def state(self) -> Any: ...
+
+
+StepT = TypeVar("StepT", bound=_Step)
+
+
+def play_out(
+    state: Any, movers: Sequence[Callable[[Any], StepT | None]], *, most: int
+) -> list[StepT]:
+    """The moves ``movers`` (one per auto-answering side, each returning its
+    move from a state or None when none is due) make one after the other from
+    ``state``, the first mover with a move due going first each time, until
+    none is due or ``most`` moves are made: the transitions in order, each
+    from the state the previous one left. Shared by the MET and ``bns``
+    NPCs (``challenges.rules.bns.npc``)."""
+    out: list[StepT] = []
+    while len(out) < most:
+        for mover in movers:
+            step = mover(state)
+            if step is not None:
+                out.append(step)
+                state = step.state
+                break
+        else:
+            return out
+    return out
 
 
 def best_bids(state: ChallengeState, side: Side, need: int) -> tuple[str, ...]:
@@ -218,18 +252,12 @@ def npc_moves(
     setting}) make one after the other from ``state`` until none is due (at
     most :data:`MAX_NPC_MOVES`): the transitions in order, each from the
     state the previous one left; [] when none is due."""
-    out: list[Transition] = []
     eager = len(sides) > 1
-    while len(out) < MAX_NPC_MOVES:
-        for side, relents in sides.items():
-            step = npc_move(state, side, relents=relents, choose=choose, now=now, eager=eager)
-            if step is not None:
-                out.append(step)
-                state = step.state
-                break
-        else:
-            return out
-    return out
+    movers = [
+        partial(npc_move, side=side, relents=relents, choose=choose, now=now, eager=eager)
+        for side, relents in sides.items()
+    ]
+    return play_out(state, movers, most=MAX_NPC_MOVES)
 
 
 # --- mob scenes (issue 11 section 4: "mob scenes can include them") ----------------

@@ -15,6 +15,7 @@ Pure functions; no Django.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from challenges.rules.bns.engine import (
     BnsTransition,
@@ -28,6 +29,7 @@ from challenges.rules.bns.engine import (
 from challenges.rules.bns.state import BnsChallengeState
 from challenges.rules.core import Side, Throw
 from challenges.rules.engine import Chooser
+from challenges.rules.npc import play_out
 
 MAX_NPC_MOVES = 10
 """Moves :func:`npc_moves` makes at most (a challenge takes at most six); a guard."""
@@ -71,15 +73,9 @@ def npc_moves(
     """Every move the auto-answering fighters of ``sides`` ({side: retests})
     make one after the other from ``state`` until none is due (at most
     :data:`MAX_NPC_MOVES`); each from the state the previous one left."""
-    out: list[BnsTransition] = []
     eager = len(sides) > 1
-    while len(out) < MAX_NPC_MOVES:
-        for side, retests in sides.items():
-            step = npc_move(state, side, choose=choose, now=now, retests=retests, eager=eager)
-            if step is not None:
-                out.append(step)
-                state = step.state
-                break
-        else:
-            return out
-    return out
+    movers = [
+        partial(npc_move, side=side, choose=choose, now=now, retests=retests, eager=eager)
+        for side, retests in sides.items()
+    ]
+    return play_out(state, movers, most=MAX_NPC_MOVES)
