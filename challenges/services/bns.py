@@ -50,7 +50,7 @@ from challenges.services._core import (
     _rows,
 )
 from challenges.services._reads import _presence_seats
-from challenges.services._writes import _side
+from challenges.services._writes import _MOVED_FIELDS, _RULED_FIELDS, _side
 from challenges.services.combat import combat_note_challenge
 from challenges.services.rulings import _reason, _rule
 from characters.attribute_sheets import AttributeSheet, attribute_sheets
@@ -401,10 +401,8 @@ def _save(
         challenge.save()
     else:
         challenge.version += 1
-        fields = ["state", "stage", "stage_since", "outcome", "resolved_at", "version"]
-        if getattr(challenge, "ruled", False):
-            fields += ["called_at", "called_by", "call_reason", "rulings"]
-        challenge.save(update_fields=fields)
+        ruled = getattr(challenge, "ruled", False)
+        challenge.save(update_fields=_RULED_FIELDS if ruled else _MOVED_FIELDS)
 
     old_tests = before.tests if before else ()
     for number, test in enumerate(state.tests, start=1):
