@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from challenges.rules.bns.sheet import initiative
 from characters.models import (
     GAROU_FORMS,
     PHYSICAL_FOCUSES,
@@ -104,7 +105,7 @@ class AttributeSheet:
     @property
     def initiative(self) -> int:
         """Her higher Attribute of Physical and Mental (seeds/002 "Resolving Combat")."""
-        return max(self.physical, self.mental)
+        return initiative(self.physical, self.mental)
 
     def skill(self, name: str) -> int:
         """The rating of Skill ``name`` (any case), 0 when she lacks it."""

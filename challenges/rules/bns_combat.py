@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from challenges.rules.bns.sheet import initiative
 from challenges.rules.core import Category, Event, RulesError, _as, _norm
 
 SCHEMA = 1
@@ -158,8 +159,8 @@ class Fighter:
 
     @property
     def initiative(self) -> int:
-        """The higher of Physical and Mental (seeds/002 "Resolving Combat")."""
-        return max(self.physical, self.mental)
+        """The higher of Physical and Mental (:func:`challenges.rules.bns.sheet.initiative`)."""
+        return initiative(self.physical, self.mental)
 
     def used(self, kind: ActionKind) -> bool:
         """She has used her ``kind`` action this round."""

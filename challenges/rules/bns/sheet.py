@@ -119,6 +119,15 @@ def _rating(value: Any, what: str) -> int:
     return value
 
 
+def initiative(physical: int, mental: int) -> int:
+    """A character's initiative from her Physical and Mental ratings: the
+    higher of the two, whatever challenge she attempts. The one place of the
+    rule: the opposed challenge's :class:`Fighter`, the combat rounds'
+    fighter (``challenges.rules.bns_combat``) and the sheets read it.
+    seeds/002 "Resolving Combat"."""
+    return max(physical, mental)
+
+
 @dataclass(frozen=True)
 class Fighter:
     """A character as a ``bns`` test sees her (built by the sheets' service).
@@ -181,8 +190,8 @@ class Fighter:
 
     @property
     def initiative(self) -> int:
-        """The higher of Physical and Mental. seeds/002 "Resolving Combat"."""
-        return max(self.physical, self.mental)
+        """The higher of Physical and Mental (:func:`initiative`)."""
+        return initiative(self.physical, self.mental)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form: every field by name, ``skills`` as {name: rating},
