@@ -74,6 +74,11 @@ def test_the_tablet_starts_a_combat_of_three_and_phones_follow_one_round(
         expect(_combat(screen).get_by_role("button", name="End my initiative")).to_have_count(0)
     ines.page.screenshot(path=f"{SHOTS}/phone-combat.png", full_page=True)
     assert_usable(ines)
+    # Helen's panel on the tablet lists the combat, and redraws as it moves on
+    # (she is in the middle of the order: the block's data-characters names her).
+    narrator.tap(narrator.page.locator("#roster").get_by_role("link", name="Helen"))
+    helens = narrator.page.get_by_role("region", name="Character Helen").locator(".panel-combats")
+    expect(helens).to_contain_text("place 2 of 3 in the order · Ines is acting", timeout=AT_ONCE)
 
     # Ines moves with her simple action and ends her initiative: Helen's turn.
     ines.tap(_combat(ines).get_by_role("button", name="Move (simple action)"))
@@ -84,6 +89,8 @@ def test_the_tablet_starts_a_combat_of_three_and_phones_follow_one_round(
     ines.tap(_combat(ines).get_by_role("button", name="End my initiative"))
     expect(_combat(helen)).to_contain_text("Your initiative", timeout=AT_ONCE)
     expect(_combat(ines)).to_contain_text("Helen is acting.", timeout=AT_ONCE)
+    expect(helens).to_contain_text("place 2 of 3 in the order · her initiative", timeout=AT_ONCE)
+    narrator.tap(narrator.page.get_by_role("link", name="Close"))
     # A Time out in the middle of Helen's initiative holds the round: every combat
     # block says play is frozen and offers no move (the dashboard keeps only End the
     # combat, a ruling), and the order does not move; Resume brings the moves back.
