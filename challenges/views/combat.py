@@ -215,3 +215,84 @@ def combat_views(session: GameSession, me: int | None, *, present=()) -> list[Co
         rows = rows.filter(participants=me)
     rows = rows.order_by("-created_at", "-pk")[:COMBATS_SHOWN]
     return [combat_view(row, me, present=present) for row in rows]
+
+
+# --- a character's combats, on her panel on the dashboard ------------------------------
+
+#: Effects on a fighter her panel names, by the :class:`~challenges.rules.bns_combat.Fighter`
+#: field that holds each (seeds/002 "Combat Maneuvers": Knock Down, Blinding Attack, Knock
+#: Out); a field this engine's Fighter does not have is skipped. Grappled is read from
+#: ``grappled_by`` (with the grapplers' names), :func:`fighter_effects`.
+EFFECT_FIELDS = (("prone", "prone"), ("blinded", "blinded"), ("unconscious", "unconscious"))
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One effect on a fighter: ``word`` ("grappled", "prone") and ``by``,
+    the names of those causing it (her grapplers), maybe none."""
+
+    word: str
+    by: tuple[str, ...] = ()
+
+
+def fighter_effects(state: rules.CombatState, fighter: rules.Fighter) -> list[Effect]:
+    """The effects on ``fighter`` in ``state``: grappled (by whom), then
+    those of :data:`EFFECT_FIELDS` her Fighter holds and has. No query."""
+    names = {f.fighter_id: f.name for f in (*state.fighters, *state.removed)}
+    effects = []
+    if fighter.grappled_by:
+        effects.append(Effect("grappled", tuple(names.get(i, "?") for i in fighter.grappled_by)))
+    effects += [Effect(word) for name, word in EFFECT_FIELDS if getattr(fighter, name, None)]
+    return effects
+
+
+@dataclass(frozen=True)
+class PanelCombat:
+    """A live combat one character is in, as her panel on the dashboard lists
+    it: the combat's id (the dashboard's block is ``#combat-<pk>``), the round
+    ("Turn 2 · Rage round 1"), her ``place`` in the order (1-based) ``of`` how
+    many, whether she acts in this round, who is acting (``her_turn``: she is;
+    ``surprise``: it is a Surprise Action) and her effects."""
+
+    pk: int
+    label: str
+    place: int
+    of: int
+    in_round: bool
+    acting_name: str
+    her_turn: bool
+    surprise: bool
+    effects: list[Effect]
+
+
+def panel_combats(session: GameSession, character_id: int) -> list[PanelCombat]:
+    """The live combats of ``session`` that character ``character_id`` is in
+    (not ended, not taken out), the newest first: none without combat rounds
+    (no query when the session's chronicle is loaded), else one query."""
+    if not combat_rounds(session):
+        return []
+    rows = Combat.objects.filter(
+        session=session, participants=character_id, ended_at__isnull=True
+    ).order_by("-created_at", "-pk")
+    shown = []
+    for row in rows:
+        state = rules.CombatState.from_dict(row.state)
+        ids = [f.fighter_id for f in state.fighters]
+        if character_id not in ids:
+            continue  # taken out of it
+        me = state.fighter(character_id)
+        acting = rules.whose_turn(state)
+        shown.append(
+            PanelCombat(
+                pk=row.pk,
+                label=rules.round_label(state),
+                place=ids.index(character_id) + 1,
+                of=len(ids),
+                in_round=state.in_round(me),
+                acting_name=state.fighter(acting).name if acting is not None else "",
+                her_turn=acting == character_id,
+                surprise=state.surprise is not None,
+                effects=fighter_effects(state, me),
+            )
+        )
+    return shown

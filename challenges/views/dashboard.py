@@ -22,7 +22,7 @@ from challenges.services.clocks import (
     clock_views,
     injury_choices,
 )
-from challenges.views.combat import TIES_WORDS, combat_rounds, combat_views
+from challenges.views.combat import TIES_WORDS, combat_rounds, combat_views, panel_combats
 from challenges.views.mob import mob_views
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
 from characters.models import Character, GameSession, Presence
@@ -264,7 +264,9 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
     not of ``session``'s chronicle: ``{"character", "player_name", "sheet"
     (Traits left and lost, health), "lost" (a :class:`LostCopy` per copy, in
     the order lost), "rows" (her challenges tonight as the dashboard shows
-    them, the newest first), "present"}``. Nine queries."""
+    them, the newest first), "combats" (the live combats she is in,
+    :func:`~challenges.views.combat.panel_combats`), "present"}``. Nine
+    queries (ten for a chronicle with combat rounds)."""
     character = (
         Character.objects.filter(pk=character_id, chronicle=session.chronicle_id)
         .select_related("player")
@@ -310,4 +312,5 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
         "present": presence is not None and presence.status in ON_ROSTER,
         "difficult_tests": difficult_tests(session),
         "mobs": mob_views(session, None),  # issue 11: mob scenes
+        "combats": panel_combats(session, character.pk),  # issue 12: bns combat rounds
     }

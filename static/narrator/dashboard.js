@@ -69,13 +69,20 @@
   document.addEventListener("keydown", function (evt) {
     if (evt.key === "Escape" && panelSheet() && !document.querySelector("dialog[open]")) closePanel();
   });
+  // A frame names her when one of its data-characters=" 3 7 12 " lists her id
+  // (a challenge row names two; a combat block everyone in it).
+  function namesHer(message, id) {
+    var lists = /data-characters="([^"]*)"/g, found;
+    while ((found = lists.exec(message)) !== null) {
+      if ((" " + found[1] + " ").indexOf(" " + id + " ") >= 0) return true;
+    }
+    return false;
+  }
   function refreshPanel(message) {
     var sheet = panelSheet();
     if (!sheet || typeof message !== "string") return;
     var id = sheet.dataset.character;
-    var hers = message.indexOf('id="roster-' + id + '"') >= 0 ||
-      message.indexOf('data-characters=" ' + id + " ") >= 0 || message.indexOf(" " + id + ' "') >= 0;
-    if (!hers) return;
+    if (message.indexOf('id="roster-' + id + '"') < 0 && !namesHer(message, id)) return;
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(function () {
       if (panelSheet() !== sheet) return;

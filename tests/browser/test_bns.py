@@ -73,6 +73,14 @@ def test_an_opposed_test_with_a_willpower_retest(live, screens):
     expect(row).to_contain_text("Test 1: Rock vs Paper, Grady wins")
     helen.page.screenshot(path=f"{SHOTS}/phone-bns-retest.png", full_page=True)
     assert_usable(helen)
+    # A Time out dims the card's buttons as it dims a MET card's (narrator.css:
+    # a tap gets the server's refusal in words); Resume brings them back.
+    narrator.tap(narrator.control("button", "Time out"))
+    expect(helen.page.locator("#time-out")).to_be_visible(timeout=AT_ONCE)
+    expect(retest).to_have_css("opacity", "0.35")
+    narrator.tap(narrator.control("button", "Resume"))
+    expect(helen.page.locator("#time-out")).to_be_hidden(timeout=AT_ONCE)
+    expect(retest).to_have_css("opacity", "1")
 
     helen.tap(retest)
     expect(helen.page.locator("#sheet")).to_contain_text("Willpower 2/3", timeout=AT_ONCE)

@@ -2,8 +2,9 @@
 websockets, Debian's chromium): the 1024x768 tablet starts it (one of the
 three arrived after the tablet opened), three 360 px
 phones see whose initiative it is, in initiative order (the higher of
-Physical and Mental), a Time out in the middle holds the round, and one
-round advances to the next turn. seeds/002
+Physical and Mental), a Time out in the middle holds the round (the combat
+blocks say play is frozen and offer no move until Resume), and one round
+advances to the next turn. seeds/002
 "Resolving Combat", "Standard and Simple Actions"."""
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ def test_the_tablet_starts_a_combat_of_three_and_phones_follow_one_round(
         expect(_combat(screen).get_by_role("button", name="End my initiative")).to_have_count(0)
     ines.page.screenshot(path=f"{SHOTS}/phone-combat.png", full_page=True)
     assert_usable(ines)
+    # Helen's panel on the tablet lists the combat, and redraws as it moves on
+    # (she is in the middle of the order: the block's data-characters names her).
+    narrator.tap(narrator.page.locator("#roster").get_by_role("link", name="Helen"))
+    helens = narrator.page.get_by_role("region", name="Character Helen").locator(".panel-combats")
+    expect(helens).to_contain_text("place 2 of 3 in the order · Ines is acting", timeout=AT_ONCE)
 
     # Ines moves with her simple action and ends her initiative: Helen's turn.
     ines.tap(_combat(ines).get_by_role("button", name="Move (simple action)"))
@@ -83,18 +89,29 @@ def test_the_tablet_starts_a_combat_of_three_and_phones_follow_one_round(
     ines.tap(_combat(ines).get_by_role("button", name="End my initiative"))
     expect(_combat(helen)).to_contain_text("Your initiative", timeout=AT_ONCE)
     expect(_combat(ines)).to_contain_text("Helen is acting.", timeout=AT_ONCE)
-    # A Time out in the middle of Helen's initiative holds the round: her tap is
-    # refused with a clear message and the order does not move; Resume lifts it.
+    expect(helens).to_contain_text("place 2 of 3 in the order · her initiative", timeout=AT_ONCE)
+    narrator.tap(narrator.page.get_by_role("link", name="Close"))
+    # A Time out in the middle of Helen's initiative holds the round: every combat
+    # block says play is frozen and offers no move (the dashboard keeps only End the
+    # combat, a ruling), and the order does not move; Resume brings the moves back.
     narrator.tap(narrator.control("button", "Time out"))
     for screen in (helen, grady, ines):
         expect(screen.page.locator("#time-out")).to_be_visible(timeout=AT_ONCE)
-    helen.tap(_combat(helen).get_by_role("button", name="End my initiative"))
-    expect(helen.page.get_by_role("alert")).to_contain_text("Time out", timeout=AT_ONCE)
+        expect(_combat(screen).locator(".combat-frozen")).to_have_text(
+            "Time out: play is frozen. No move until a narrator resumes."
+        )
+        expect(_combat(screen).get_by_role("button")).to_have_count(0)
+    expect(panel.locator(".combat-frozen")).to_be_visible()
+    expect(panel.get_by_role("button")).to_have_text(["End the combat"])
     expect(panel.locator("li[aria-current=step]")).to_contain_text("Helen")
+    helen.page.screenshot(path=f"{SHOTS}/phone-combat-time-out.png", full_page=True)
     narrator.tap(narrator.control("button", "Resume"))
     for screen in (helen, grady, ines):
         expect(screen.page.locator("#time-out")).to_be_hidden(timeout=AT_ONCE)
+        expect(_combat(screen).locator(".combat-frozen")).to_be_hidden()
     expect(_combat(helen)).to_contain_text("Your initiative", timeout=AT_ONCE)
+    expect(_combat(helen).get_by_role("button", name="End my initiative")).to_be_visible()
+    expect(panel.get_by_role("button", name="Advance (end Helen's initiative)")).to_be_visible()
 
     # Helen ends hers; the narrator advances past Grady: turn 2 begins with Ines.
     helen.tap(_combat(helen).get_by_role("button", name="End my initiative"))

@@ -14,7 +14,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import PHONE, TABLET
+from tests.browser.test_combat import _by_night
 from tests.browser.test_evening import AT_ONCE, SHOTS, Screen, log_in
+from tests.browser.test_retests import three_screens
 
 pytestmark = pytest.mark.browser
 
@@ -223,3 +225,26 @@ def test_screenshots_of_both_themes_for_the_guide(live, browser, phone, tablet):
         narrator.page.screenshot(path=str(where / f"tablet-{theme}.png"))
         narrator_context.close()
         helen.page.context.close()
+
+
+def test_screenshots_of_a_bns_combat_for_the_guide(live, phone, tablet):
+    """docs/guide.md "Combat rounds (bns)": a 360 px phone on her initiative in
+    a combat round, and the dashboard's Combat block. Written to docs/img/ with
+    NARRATOR_DOCS_SHOTS=1 (``make screenshots``), else to SHOTS."""
+    where = DOCS_IMG if os.getenv("NARRATOR_DOCS_SHOTS") else Path(SHOTS)
+    where.mkdir(parents=True, exist_ok=True)
+    _by_night(live)  # initiatives: Helen 7, Grady 6
+    helen, _, narrator = three_screens(live, phone, tablet)
+    start = narrator.page.get_by_role("group", name="Characters in it (two or more)")
+    for name in ("Helen", "Grady"):
+        start.get_by_role("checkbox", name=name, exact=True).check()
+    narrator.tap(narrator.control("button", "Start the combat"))
+    card = helen.page.locator("#combat-phone article.combat")
+    expect(card).to_contain_text("Your initiative", timeout=AT_ONCE)
+    helen.tap(card.get_by_role("button", name="Move (simple action)"))
+    expect(card).to_contain_text("Your initiative: take your standard action", timeout=AT_ONCE)
+    block = narrator.page.locator("#combat-dashboard")
+    expect(block).to_contain_text("3 steps", timeout=AT_ONCE)
+    card.scroll_into_view_if_needed()
+    helen.page.screenshot(path=str(where / "combat-phone.png"))
+    block.screenshot(path=str(where / "combat-tablet.png"))

@@ -7,6 +7,7 @@ refuses a move and then resumes; the stamps count the combat. seeds/002
 from __future__ import annotations
 
 import pytest
+from bs4 import BeautifulSoup
 from channels.db import database_sync_to_async
 
 from challenges import heartbeat, views
@@ -126,6 +127,76 @@ async def test_a_combat_of_three_plays_one_full_round_in_initiative_order() -> N
     await expect(phones["vesper"], ("Turn 2 · Everyman round", "Your initiative"))
     state = await _state()
     assert state.round == (2, 0) and [f.steps for f in state.fighters] == [0, 0, 0]
+    await _close(dash, *phones.values())
+
+
+def _block(frames: list[str], selector: str):
+    """The last combat block (``selector``) the frames drew."""
+    drawn = [f for f in frames if selector.split()[0][1:] in f]
+    assert drawn, f"no {selector} in {frames!r}"
+    return BeautifulSoup(drawn[-1], "html.parser").select_one(selector)
+
+
+def _unfrozen(block) -> list[str]:
+    """The buttons of ``block`` a Time out leaves (narrator.css hides every
+    .combat-play under #time-out.active)."""
+    return [
+        " ".join(b.get_text(" ", strip=True).split())
+        for b in block.find_all("button")
+        if b.find_parent(class_="combat-play") is None
+    ]
+
+
+async def test_a_time_out_freezes_the_combat_blocks_with_the_marker_alone() -> None:
+    """Time out reaches a phone as the marker alone (no combat drawn again): so
+    every move a combat block offers is inside .combat-play and its "play is
+    frozen" line is already there for narrator.css to show. On the dashboard
+    only "End the combat" (a ruling) stays, as the services have it: Out and
+    Set Rage rounds are refused, ending is allowed."""
+    t, dash, phones = await _world()
+    ids = [str(t[name].pk) for name in NAMES]
+    seen = await _ok(dash, action="combat.start", characters=ids)
+    seen = await expect(dash, "<bdi>Vesper</bdi> is acting", frames=seen)
+    combat = await _combat()
+    board = _block(seen, f"#combat-dashboard #combat-{combat.pk}")
+    assert board.select_one(".combat-frozen").get_text(strip=True) == (
+        "Time out: play is frozen until you press Resume; you may still end the combat."
+    )
+    assert _unfrozen(board) == ["End the combat"]
+    assert len(board.select(".combat-play button")) >= 5  # Advance, and per fighter Set, Out
+    frames = await expect(phones["vesper"], "Your initiative: take your standard and simple")
+    card = _block(frames, "#combat-phone article.combat")
+    assert card.select_one(".combat-frozen").get_text(strip=True) == (
+        "Time out: play is frozen. No move until a narrator resumes."
+    )
+    assert card.select(".combat-moves.combat-play button") and _unfrozen(card) == []
+    await drain(phones["vesper"])
+
+    await _ok(dash, action="session.time_out")
+    frames = await expect(phones["vesper"], 'class="time-out active"')
+    frames += await drain(phones["vesper"])
+    assert not [f for f in frames if "combat" in f]  # nothing drawn again: CSS does it
+    for action, extra in (
+        ("combat.remove", {"character": str(t["jack"].pk)}),
+        ("combat.rage", {"character": str(t["jack"].pk), "rounds": "1"}),
+        ("combat.advance", {}),
+    ):
+        assert "Time out" in await _refused(dash, action=action, combat=combat.pk, **extra)
+    assert "Time out" in await _refused(
+        phones["vesper"], action="combat.act", combat=combat.pk, kind="simple", steps="1"
+    )
+    assert (await _combat()).version == combat.version
+    await _ok(dash, action="session.resume")
+    await expect(phones["vesper"], 'class="time-out"')
+    await _ok(phones["vesper"], action="combat.act", combat=combat.pk, kind="simple", steps="1")
+
+    # The narrator may end it during a Time out; an ended block says nothing frozen.
+    await _ok(dash, action="session.time_out")
+    seen = await _ok(dash, action="combat.end", combat=combat.pk)
+    seen = await expect(dash, "Combat over", frames=seen)
+    assert _block(seen, f"#combat-dashboard #combat-{combat.pk}").select(".combat-frozen") == []
+    frames = await expect(phones["jack"], "Combat over")
+    assert _block(frames, "#combat-phone article.combat").select(".combat-frozen") == []
     await _close(dash, *phones.values())
 
 
