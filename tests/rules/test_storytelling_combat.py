@@ -22,6 +22,7 @@ from challenges.rules.storytelling import (
     ScriptedDice,
     YieldUntil,
     act,
+    add_fighter,
     attack_damage,
     attack_pool,
     defense_against,
@@ -402,3 +403,33 @@ def test_a_fight_round_trips_through_json():
     state = dodge(state, fighter_id=1).state
     state = act(state, fighter_id=3, action=Action.ATTACK, target_id=1).state
     assert CombatState.from_dict(json.loads(json.dumps(state.to_dict()))) == state
+
+
+# --- late comers (the seed is silent) ---------------------------------------------------------
+
+
+def test_a_late_comer_rolls_initiative_and_takes_her_place_in_the_queue():
+    state = fight()  # Bea 12, Cal 10, Alice 7
+    dee = Fighter(4, "Dee", initiative_modifier=2, defense=1)
+    state, events = add_fighter(state, fighter=dee, dice=ScriptedDice([9]))  # 11
+    assert state.order == (2, 4, 3, 1) and whose_turn(state) == 2
+    assert events[0].kind == "joined" and events[0].data["initiative"] == 11
+
+
+def test_a_late_comer_whose_place_has_passed_acts_from_the_next_turn():
+    state = act(fight(), fighter_id=2, action=Action.OTHER).state
+    state = act(state, fighter_id=3, action=Action.OTHER).state  # Alice's place now
+    dee = Fighter(4, "Dee", initiative_modifier=2)
+    state = add_fighter(state, fighter=dee, dice=ScriptedDice([9])).state
+    assert whose_turn(state) == 1 and not legal_moves(state, 4).act
+    assert legal_moves(state, 4).dodge
+    state = act(state, fighter_id=1, action=Action.OTHER).state
+    assert state.turn == 2 and state.order == (2, 4, 3, 1)
+
+
+def test_a_removed_fighter_comes_back_with_her_first_initiative():
+    state = remove_fighter(fight(), fighter_id=3).state
+    state = add_fighter(state, fighter=CAL, dice=ScriptedDice([])).state  # no new roll
+    assert state.order == (2, 3, 1)
+    with pytest.raises(RulesError, match="already in this fight"):
+        add_fighter(state, fighter=CAL, dice=ScriptedDice([1]))

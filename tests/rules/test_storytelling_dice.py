@@ -98,6 +98,8 @@ def test_a_pool_lists_its_parts_in_the_games_words():
         ({"attribute": ("Wits", 3), "specialty": True}, "Specialty"),
         ({"attribute": ("Wits", -1)}, "negative"),
         ({"attribute": ("Wits", 2), "wound_penalty": -4}, "wound penalty"),
+        # "You can spend one point (and one point only) of Willpower on any roll"
+        ({"attribute": ("Wits", 2), "willpower": True, "modifiers": [("Willpower", 3)]}, "one"),
     ],
 )
 def test_a_bad_pool_is_refused_in_words(kwargs, message):

@@ -14,7 +14,8 @@ Two halves:
   each turn the fighters act from the highest Initiative to the lowest,
   each one instant action (:func:`act`), or :func:`dodge`, or
   :func:`yield_action` (later in the turn, or to the next turn); the
-  narrator may :func:`end_turn`, :func:`remove_fighter`, :func:`end_combat`.
+  narrator may :func:`end_turn`, :func:`add_fighter`, :func:`remove_fighter`,
+  :func:`end_combat`.
   Every move is keyword-only, returns a :class:`CombatTransition` (the new
   state and its events) or raises RulesError before building anything, so a
   refused move changes nothing. :func:`legal_moves` lists what a fighter may
@@ -677,6 +678,54 @@ def end_turn(state: CombatState) -> CombatTransition:
     _live(state)
     events: list[Event] = []
     return CombatTransition(_next_turn(state, events), tuple(events))
+
+
+def add_fighter(
+    state: CombatState,
+    *,
+    fighter: Fighter,
+    dice: DiceSource,
+    wound_penalty: int = 0,
+    narrator_order: Sequence[int] = (),
+) -> CombatTransition:
+    """A narrator brings ``fighter`` into a fight under way (the seed is
+    silent on late comers): she rolls Initiative once, like everyone at the
+    start, and takes her place in the queue (:func:`initiative_order`, with
+    ``narrator_order`` for ties). If her place has passed this turn she acts
+    from the next turn (she may still dodge); if it is the queue's place now,
+    she acts now. A fighter removed earlier comes back with her first
+    Initiative, no new roll. Event "joined". Raises RulesError if she is
+    already in the fight."""
+    _live(state)
+    fighter = _valid(fighter)
+    cid = fighter.character_id
+    if cid in state.order:
+        raise RulesError(f"{fighter.name} is already in this fight.")
+    back = next((f for f in state.fighters if f.character_id == cid), None)
+    if back is not None:
+        new = replace(state, removed=tuple(r for r in state.removed if r != cid))
+    else:
+        rolled = replace(
+            fighter,
+            initiative=roll_initiative(
+                modifier=fighter.initiative_modifier, dice=dice, wound_penalty=wound_penalty
+            ),
+        )
+        ranked = initiative_order(
+            (*state.fighters, rolled), narrator_order=narrator_order, options=state.options
+        )
+        # the fighters already in keep their order; she goes before the first
+        # one that ranks after her
+        after = ranked[ranked.index(rolled) + 1 :]
+        index = min((state.fighters.index(f) for f in after), default=len(state.fighters))
+        new = replace(state, fighters=(*state.fighters[:index], rolled, *state.fighters[index:]))
+        if index < state.place:  # her place has passed: the queue's place moves with it
+            new = replace(new, place=state.place + 1)
+    joined = new.fighter(cid)
+    assert joined.initiative is not None
+    data = {"fighter": cid, "initiative": joined.initiative.total, "returned": back is not None}
+    events = [Event("joined", data)]
+    return CombatTransition(_settle(new, events), tuple(events))
 
 
 def remove_fighter(state: CombatState, *, fighter_id: int, reason: str = "") -> CombatTransition:

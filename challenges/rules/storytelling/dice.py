@@ -162,7 +162,8 @@ def dice_pool(
     "Wound Penalties").
 
     Raises RulesError for an unknown Attribute or Skill, negative dots, a
-    Specialty without the Skill, or a wound penalty outside 0..−3.
+    Specialty without the Skill, a wound penalty outside 0..−3, or a
+    modifier called "Willpower" (one point per roll, through ``willpower``).
     """
     name, dots = attribute
     if name not in ATTRIBUTES:
@@ -190,6 +191,8 @@ def dice_pool(
         parts.append(("Equipment", equipment))
     if improvised:
         parts.append(("Improvised weapon", IMPROVISED_WEAPON))
+    if any(str(r).strip().casefold() == "willpower" for r, _ in modifiers):
+        raise RulesError("Only one Willpower point may be spent on a roll.")
     parts.extend((str(r), int(n)) for r, n in modifiers if n)
     if wound_penalty and not wisdom:
         parts.append(("Wound penalty", wound_penalty))
