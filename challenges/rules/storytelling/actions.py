@@ -162,8 +162,9 @@ class ExtendedAction:
 
     @property
     def time_left_seconds(self) -> float | None:
-        """Seconds of the budget left: the seconds budget less the time used,
-        or the rolls left × interval (None: no limit)."""
+        """The time the rolls still allowed stand for: :attr:`rolls_left` ×
+        interval, in seconds (None: no limit). A budget of 55 minutes at 10
+        minutes a roll allows five rolls: 50 minutes."""
         left = self.rolls_left
         return None if left is None else left * self.interval_seconds
 
