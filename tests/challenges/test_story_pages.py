@@ -227,3 +227,13 @@ async def test_a_storytelling_dashboard_connects_and_shows_its_roster():
     dashboard, first = await connect(f"/ws/narrate/{world['session'].pk}/", world["narrator"])
     assert "WP 5/5" in first and "Health 7/7" in first and "Iris Vale" in first
     await dashboard.disconnect()
+
+
+def test_a_storytelling_npcs_panel_offers_play_but_no_auto_answer(demo):
+    from characters.models import Character, StorySheet
+
+    ghost = Character.objects.create(chronicle=demo["chronicle"], name="A ghost", willpower=3)
+    StorySheet.objects.create(character=ghost)
+    page = _page(demo["narrator"], "narrate_character", demo["session"].pk, ghost.pk)
+    assert page.find("a", class_="play-npc") is not None
+    assert "Auto-answer" not in _text(page) and page.select("input[name=auto_answer]") == []
