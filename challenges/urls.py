@@ -32,6 +32,15 @@ urlpatterns = [
         statics.join_sheet,
         name="join_sheet",
     ),
+    # issue 13: printable sheets of a chronicle with dice pools (storytelling)
+    path(
+        "narrate/chronicle/<int:chronicle_id>/sheets/print/",
+        statics.story_sheets_print,
+        name="story_sheets_print",
+    ),
+    path(
+        "play/<int:character_id>/sheet/print/", statics.story_sheet_print, name="story_sheet_print"
+    ),
     # s11 rulings: the "Rule…" dialog and the evening's history
     path(
         "narrate/<int:session_id>/challenge/<int:challenge_id>/rule/",

@@ -33,7 +33,10 @@ from characters.models import (
     Discipline,
     GameSession,
     Immunity,
+    Merit,
     Presence,
+    StorySheet,
+    StorySkill,
     Trait,
     Weapon,
     clean_name,
@@ -175,6 +178,76 @@ class WeaponInline(admin.TabularInline):
     extra = 0
 
 
+class StorySheetInline(admin.StackedInline):
+    """Issue 13: a dice-pool sheet's dots (``storytelling``, seeds/003): the
+    nine Attributes by category, Health dots, Defense, Initiative modifier,
+    Speed, Size, Wisdom and armor; one per character, always there."""
+
+    model = StorySheet
+    can_delete = False
+    min_num = 1
+    max_num = 1
+    verbose_name_plural = "Storytelling sheet"
+    fieldsets = [
+        (
+            "Attributes (1 to 5 dots)",
+            {
+                "fields": [
+                    ("intelligence", "wits", "resolve"),
+                    ("strength", "dexterity", "stamina"),
+                    ("presence", "manipulation", "composure"),
+                ],
+                "description": "Mental, Physical, Social.",
+            },
+        ),
+        (
+            "Health, combat and Wisdom",
+            {
+                "fields": [
+                    ("health", "defense", "initiative"),
+                    ("speed", "size", "armor", "wisdom"),
+                ],
+                "description": (
+                    "Stated as on the character's sheet: the rules here work out none of "
+                    "them from Size or Attributes. Tonight's damage marks her Health boxes "
+                    "(on her presence)."
+                ),
+            },
+        ),
+    ]
+
+
+class StorySkillFormSet(UniqueNameFormSet):
+    """Skills of one dice-pool sheet: each Skill once (dots, specialties:
+    ``StorySkill.clean``)."""
+
+    what = "Skill"
+
+
+class StorySkillInline(admin.TabularInline):
+    """Issue 13: a dice-pool sheet's Skills with dots (0 to 5) and specialties."""
+
+    model = StorySkill
+    formset = StorySkillFormSet
+    fields = ["name", "dots", "specialties"]
+    extra = 3
+
+
+class MeritFormSet(UniqueNameFormSet):
+    """Merits of one dice-pool sheet: unique names."""
+
+    what = "Merit"
+
+
+class MeritInline(admin.TabularInline):
+    """Issue 13: a dice-pool sheet's Merits with dots (1 to 5) and a note."""
+
+    model = Merit
+    formset = MeritFormSet
+    fields = ["name", "dots", "note"]
+    extra = 1
+
+
 def _category_total(category: Category) -> Coalesce:
     # A subquery, not Sum("traits__count"): searching by Trait name joins the
     # Traits again and would multiply a joined sum.
@@ -250,6 +323,16 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         ("Garou", {"fields": [("garou", "form")]}),
     ]
     test_pool_inlines = [SkillInline]
+    # Issue 13: a chronicle whose ruleset rolls dice pools (Ruleset.dice_pools,
+    # storytelling: seeds/003) rates dots; nothing is bid, no test pool added.
+    dice_pool_fieldsets = [
+        (None, {"fields": ["chronicle", "name", "player", "concept", "notes"]}),
+        (
+            "Willpower (refreshed by each new session)",
+            {"fields": ["willpower"], "description": 'Rated 1 to 10 (seeds/003 "Willpower").'},
+        ),
+    ]
+    dice_pool_inlines = [StorySheetInline, StorySkillInline, MeritInline]
     actions = ["revoke_join_links"]
 
     def sheet_chronicle(self, request, obj=None) -> Chronicle | None:
@@ -261,23 +344,34 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         chronicle = Chronicle.objects.filter(pk=chosen).first() if chosen.isdigit() else None
         return chronicle or (obj.chronicle if obj is not None else None)
 
-    def _test_pools(self, request, obj=None) -> bool:
-        cached = getattr(request, "_narrator_test_pools", None)
-        if cached is None:
+    def _sheet_rules(self, request, obj=None):
+        """The ruleset of :meth:`sheet_chronicle` (None: none known, or an
+        unknown ruleset: the Trait sheet), read once per request."""
+        if not hasattr(request, "_narrator_sheet_rules"):
             chronicle = self.sheet_chronicle(request, obj)
-            cached = request._narrator_test_pools = (
-                chronicle is not None and chronicle.has_test_pools
-            )
-        return cached
+            request._narrator_sheet_rules = chronicle and RULESETS.get(chronicle.ruleset)
+        return request._narrator_sheet_rules
+
+    def _test_pools(self, request, obj=None) -> bool:
+        rules = self._sheet_rules(request, obj)
+        return rules is not None and rules.test_pools
+
+    def _dice_pools(self, request, obj=None) -> bool:
+        rules = self._sheet_rules(request, obj)
+        return rules is not None and rules.dice_pools
 
     def get_fieldsets(self, request, obj=None):
         if self._test_pools(request, obj):
             return self.test_pool_fieldsets
+        if self._dice_pools(request, obj):
+            return self.dice_pool_fieldsets
         return super().get_fieldsets(request, obj)
 
     def get_inlines(self, request, obj):
         if self._test_pools(request, obj):
             return self.test_pool_inlines
+        if self._dice_pools(request, obj):
+            return self.dice_pool_inlines
         return super().get_inlines(request, obj)
 
     def get_queryset(self, request):
@@ -313,6 +407,10 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         section 4), unless the session is in a time out (then at Resume)."""
         super().save_related(request, form, formsets, change)
         character = form.instance
+        if self._dice_pools(request, character):
+            # An unchanged sheet inline saves nothing: every dice-pool
+            # character still gets her row (the defaults).
+            StorySheet.objects.get_or_create(character=character)
         if change and "auto_answer" in form.changed_data and character.auto_answers:
             from challenges.services import npc_answer_session_due
 
@@ -398,6 +496,11 @@ class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         met_classic (challenges/rules/options.py, docs/rules.md); for a
         ruleset that plays no MET challenge (``bns``), what its sheets hold."""
         rules = RULESETS.get(obj.ruleset)
+        if rules is not None and rules.dice_pools:
+            return (
+                f"{rules.name}: sheets of Attributes and {rules.skills_label} in dots, "
+                "rolled as d10 dice pools; no Traits are bid, so no MET rule options apply"
+            )
         if rules is not None and not rules.met_challenges:
             return (
                 f"{rules.name}: sheets of Attributes and {rules.skills_label} added into "
@@ -462,6 +565,12 @@ class PresenceForm(ModelForm):
             boxes = sum(getattr(character, name) for name in Character.WOUND_BOXES)
             if damage > boxes:
                 self.add_error("damage", f"{character} has {boxes} wound boxes in all.")
+        marked = sum(cleaned.get(name) or 0 for name in Presence.TRACK)
+        if character and marked:
+            sheet = StorySheet.objects.filter(character=character).first()
+            boxes = (sheet or StorySheet()).health
+            if marked > boxes:
+                self.add_error(None, f"{character} has {boxes} Health boxes ({marked} marked).")
         return cleaned
 
 
@@ -553,10 +662,13 @@ class PresenceAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         """Her presence's fields; for a test-pool sheet (``bns``) also tonight's
-        damage and Garou form."""
+        damage and Garou form; for a dice-pool sheet (``storytelling``) her
+        health track tonight (boxes marked aggravated, lethal, bashing)."""
         fields = list(super().get_fields(request, obj))
         if obj is not None and obj.session.chronicle.has_test_pools:
             fields[-1:-1] = ["damage", "form"]
+        if obj is not None and obj.session.chronicle.has_dice_pools:
+            fields[-1:-1] = list(Presence.TRACK)
         return fields
 
     @admin.display(description="pools spent tonight")

@@ -14,6 +14,7 @@ from django.db.models import Q
 from challenges.rules import RULESETS, Category, HealthLevel, get_ruleset
 from challenges.rules import Ruleset as RulesetPolicies
 from challenges.rules.npc import Relents as NpcRelents
+from challenges.rules.storytelling import traits as story_traits
 from characters.names import clean_name, name_key
 
 # Copies of one Trait, an Ability's rating: far above any sheet, a guard against
@@ -105,6 +106,7 @@ class Chronicle(models.Model):
         MET_CLASSIC = "met_classic", "Mind's Eye Theatre (classic)"
         UKM = "ukm", "UK Masquerade house rules (MET)"
         BNS = "bns", "By Night Studios MET"
+        STORYTELLING = "storytelling", "Storytelling System (Mage: The Awakening)"
 
     name = models.CharField(max_length=200, unique=True)
     ruleset = models.CharField(max_length=20, choices=Ruleset.choices, default=Ruleset.MET_CLASSIC)
@@ -131,6 +133,14 @@ class Chronicle(models.Model):
         False for an unknown ruleset, whose sheets stay Trait sheets."""
         rules = RULESETS.get(self.ruleset)
         return rules is not None and rules.test_pools
+
+    @property
+    def has_dice_pools(self) -> bool:
+        """Its sheets rate Attributes and Skills in dots, rolled as d10 dice
+        pools (``Ruleset.dice_pools``: ``storytelling``, seeds/003); False for
+        an unknown ruleset."""
+        rules = RULESETS.get(self.ruleset)
+        return rules is not None and rules.dice_pools
 
     def open_session(self) -> "GameSession | None":
         """The session being played now, or None between evenings."""
@@ -354,7 +364,8 @@ class Character(CleanNameMixin, models.Model):
         character with a player, a starting form for a character who is not
         Garou, and, on a test-pool sheet (``Ruleset.test_pools``), an
         Attribute outside :data:`ATTRIBUTE_RANGE` or Willpower outside
-        :data:`WILLPOWER_RANGE`."""
+        :data:`WILLPOWER_RANGE`; on a dice-pool sheet (``Ruleset.dice_pools``)
+        Willpower outside 1 to 10 (seeds/003 "Willpower")."""
         super().clean()
         if self.auto_answer and self.player_id is not None:
             raise ValidationError(
@@ -366,6 +377,12 @@ class Character(CleanNameMixin, models.Model):
             return
         if self.chronicle.has_test_pools:
             self._clean_test_pool_sheet()
+        if self.chronicle.has_dice_pools:
+            low, high = story_traits.WILLPOWER_RANGE
+            if not low <= self.willpower <= high:
+                raise ValidationError(
+                    {"willpower": f"Willpower is rated {low} to {high} (it is {self.willpower})."}
+                )
         key = name_key(self.name)
         others = Character.objects.filter(chronicle_id=self.chronicle_id).exclude(pk=self.pk)
         for other in others.values_list("name", flat=True):
@@ -535,6 +552,179 @@ class Weapon(CleanNameMixin, models.Model):
         self.ability = clean_name(self.ability)
 
 
+# --- issue 13: a sheet of dots (ruleset storytelling, seeds/003) ---------------
+# Ranges the seed gives (Attributes and Skills 1 to 5 dots, Willpower and
+# Wisdom 1 to 10) come from challenges.rules.storytelling.traits; the seed
+# gives none for Health, Defense, Initiative, Speed, Size and armor, so these
+# are the app's guards against typos (docs/rules.md "storytelling sheets").
+STORY_HEALTH_RANGE = (1, 15)
+STORY_DEFENSE_RANGE = (0, 10)
+STORY_INITIATIVE_RANGE = (0, 15)
+STORY_SPEED_RANGE = (0, 30)
+STORY_SIZE_RANGE = (1, 10)
+STORY_ARMOR_RANGE = (0, 10)
+MERIT_RANGE = (1, 5)
+#: Skill names for a select (seeds/003 "Skills"), in sheet order.
+SKILL_CHOICES = [(name, name) for name in story_traits.SKILLS]
+
+
+def _dots_field(label: str) -> models.PositiveSmallIntegerField:
+    low, high = story_traits.DOTS_RANGE
+    return _rating_field(label, f"{low} to {high} dots.", low, low, high)
+
+
+def _story_field(label: str, default: int, limits: tuple[int, int], help_text: str):
+    low, high = limits
+    return _rating_field(label, f"{help_text} {low} to {high}.".strip(), default, low, high)
+
+
+class StorySheet(models.Model):
+    """The dots of a character of a chronicle with dice pools (``storytelling``,
+    seeds/003 "Traits"): her nine Attributes (1–5 dots, named as in
+    ``challenges.rules.storytelling.traits.ATTRIBUTES``, one field each in
+    lower case), Health dots (her boxes), Defense, Initiative modifier, Speed
+    (yards per turn), Size, Wisdom (1–10) and armor. Her Willpower is
+    ``Character.willpower`` (1–10), her Skills :class:`StorySkill` rows, her
+    Merits :class:`Merit` rows; tonight's Willpower spent and health track are
+    on her ``Presence`` (``willpower_spent``, ``Presence.TRACK``).
+
+    The seed has no Size rule: Health, Defense and Initiative are stated on
+    the sheet, not worked out from Size or Attributes (RULES.md)."""
+
+    character = models.OneToOneField(
+        Character, on_delete=models.CASCADE, primary_key=True, related_name="story_sheet"
+    )
+    intelligence = _dots_field("Intelligence")
+    wits = _dots_field("Wits")
+    resolve = _dots_field("Resolve")
+    strength = _dots_field("Strength")
+    dexterity = _dots_field("Dexterity")
+    stamina = _dots_field("Stamina")
+    presence = _dots_field("Presence")
+    manipulation = _dots_field("Manipulation")
+    composure = _dots_field("Composure")
+    health = _story_field(
+        "Health dots", 7, STORY_HEALTH_RANGE, "Her Health boxes; damage marks them left to right."
+    )
+    defense = _story_field(
+        "Defense", 2, STORY_DEFENSE_RANGE, "Subtracted from close-combat and thrown attacks."
+    )
+    initiative = _story_field(
+        "Initiative modifier", 4, STORY_INITIATIVE_RANGE, "Added to one d10 for Initiative."
+    )
+    speed = _story_field("Speed", 10, STORY_SPEED_RANGE, "Yards a turn with an action.")
+    size = _story_field("Size", 5, STORY_SIZE_RANGE, "For reference: the rules here use none.")
+    wisdom = _rating_field("Wisdom", "1 to 10.", 7, *story_traits.WISDOM_RANGE)
+    armor = _story_field("armor", 0, STORY_ARMOR_RANGE, "Subtracted from attacks on her.")
+
+    class Meta:
+        verbose_name = "Storytelling sheet"
+
+    ATTRIBUTE_FIELDS = tuple(name.lower() for name in story_traits.ATTRIBUTES)
+    """Her Attribute fields, in sheet order (Mental, Physical, Social)."""
+
+    def __str__(self) -> str:
+        return f"sheet of {self.character}"
+
+    def dots(self, attribute: str) -> int:
+        """Her dots in ``attribute`` ("Strength"). KeyError for an unknown name."""
+        if attribute not in story_traits.ATTRIBUTES:
+            raise KeyError(attribute)
+        return getattr(self, attribute.lower())
+
+
+def split_specialties(text: str) -> list[str]:
+    """The specialties of a comma-separated ``text`` ("Occult, Ghosts"),
+    each name cleaned (:func:`clean_name`), empty ones dropped."""
+    return [name for name in (clean_name(part) for part in text.split(",")) if name]
+
+
+class StorySkill(models.Model):
+    """One Skill of a dice-pool sheet (seeds/003 "Skills"): ``name`` one of
+    ``challenges.rules.storytelling.traits.SKILLS``, ``dots`` 0 to 5 (0: no
+    Skill, rolled unskilled), ``specialties`` comma-separated ("History,
+    Law"; each gives +1 die when it applies), only on a Skill with dots."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="story_skills")
+    name = models.CharField(max_length=20, choices=SKILL_CHOICES)
+    dots = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[
+            MinValueValidator(story_traits.SKILL_RANGE[0]),
+            MaxValueValidator(story_traits.SKILL_RANGE[1]),
+        ],
+    )
+    specialties = models.CharField(
+        max_length=200, blank=True, help_text='Comma-separated, e.g. "History, Law".'
+    )
+
+    class Meta:
+        verbose_name = "Skill"
+        ordering = ["character", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "name"], name="unique_story_skill"),
+            models.CheckConstraint(
+                condition=Q(dots__lte=story_traits.SKILL_RANGE[1]),
+                name="story_skill_dots_at_most_5",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        specialties = f" ({self.specialties})" if self.specialties else ""
+        return f"{self.name} {self.dots}{specialties}"
+
+    def save(self, *args, **kwargs) -> None:
+        self.specialties = ", ".join(split_specialties(self.specialties))
+        super().save(*args, **kwargs)
+
+    @property
+    def specialty_list(self) -> list[str]:
+        """Her specialties in this Skill, as names."""
+        return split_specialties(self.specialties)
+
+    def clean(self) -> None:
+        """Refuse a name that is no Skill, a specialty on a Skill with no dots
+        and a specialty named twice; tidy the specialties ("History, Law")."""
+        super().clean()
+        if self.name not in story_traits.SKILLS:
+            raise ValidationError({"name": f"There is no Skill called {self.name!r}."})
+        names = split_specialties(self.specialties)
+        keys = [name_key(n) for n in names]
+        if len(set(keys)) < len(keys):
+            raise ValidationError({"specialties": "A specialty is named twice."})
+        if names and not self.dots:
+            raise ValidationError(
+                {"specialties": "Only a Skill with dots has specialties (this one has none)."}
+            )
+        self.specialties = ", ".join(names)
+
+
+class Merit(CleanNameMixin, models.Model):
+    """A Merit of a dice-pool sheet (seeds/003 "Merits": *Contacts*,
+    *Resources*, *Striking Looks*): 1 to 5 dots and a short note of its
+    effect (the seed explains each in the character's description)."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="merits")
+    name = models.CharField(max_length=100)
+    dots = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(MERIT_RANGE[0]), MaxValueValidator(MERIT_RANGE[1])]
+    )
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["character", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "name"], name="unique_merit"),
+            models.CheckConstraint(
+                condition=Q(dots__gte=MERIT_RANGE[0], dots__lte=MERIT_RANGE[1]),
+                name="merit_dots_1_to_5",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.dots}"
+
+
 class Presence(models.Model):
     """A character at a session, with her health level for the evening and her
     ``status``: present, on a break (out of character: nobody can challenge
@@ -601,6 +791,26 @@ class Presence(models.Model):
             "Healthy track, then Injured, then Incapacitated."
         ),
     )
+
+    # issue 13: a dice-pool sheet's health track tonight (storytelling,
+    # seeds/003 "Marking Damage"): boxes marked with each type of damage.
+    # The seed keeps aggravated leftmost, then lethal, then bashing, so three
+    # counts are the whole track (StorySheet.health boxes, filled left to
+    # right: "*XX/" is 1 aggravated, 2 lethal, 1 bashing); their sum never
+    # exceeds the boxes (PresenceForm, and the engine's track).
+    track_aggravated = models.PositiveSmallIntegerField(
+        "aggravated boxes", default=0, db_default=0, help_text="Marked * (leftmost)."
+    )
+    track_lethal = models.PositiveSmallIntegerField(
+        "lethal boxes", default=0, db_default=0, help_text="Marked X (after aggravated)."
+    )
+    track_bashing = models.PositiveSmallIntegerField(
+        "bashing boxes", default=0, db_default=0, help_text="Marked / (rightmost)."
+    )
+
+    TRACK = ("track_aggravated", "track_lethal", "track_bashing")
+    """Her health track's fields (dice-pool sheets), in the order the boxes
+    fill from the left: aggravated, lethal, bashing."""
 
     class Meta:
         verbose_name_plural = "presences"

@@ -28,6 +28,7 @@ from characters.models import (
     Trait,
     Weapon,
 )
+from characters.story_sheets import StorySheetView, story_sheets
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,15 @@ class Sheet:
     #: Issue 12: her Attributes, Skills, Willpower, damage and form when her
     #: chronicle's ruleset has test pools (``bns``); None on a Trait sheet.
     attributes: AttributeSheet | None = None
+    #: Issue 13: her dots, Merits, Willpower, Health boxes and track when her
+    #: chronicle's ruleset rolls dice pools (``storytelling``); else None.
+    story: StorySheetView | None = None
+
+    @property
+    def trait_sheet(self) -> bool:
+        """A sheet of adjective Traits (MET): neither test pools nor dice
+        pools, so the Trait bids, MET challenge forms and health levels apply."""
+        return self.attributes is None and self.story is None
 
     @property
     def on_break(self) -> bool:
@@ -182,8 +192,10 @@ def character_sheet(character: Character, session: GameSession | None) -> Sheet:
     Social, Mental) with counts, copies lost in this session, Negative Traits,
     Abilities, Disciplines, weapons, pools left tonight, active Blood Traits,
     her health level and Traits at risk tonight; on a test-pool sheet
-    (``bns``) also ``attributes`` (:class:`AttributeSheet`). Five queries
-    (six when neither ``session`` nor ``character`` has its chronicle read)."""
+    (``bns``) also ``attributes`` (:class:`AttributeSheet`), on a dice-pool
+    sheet (``storytelling``) ``story`` (:class:`StorySheetView`, four more
+    queries). Five queries (six when neither ``session`` nor ``character``
+    has its chronicle read)."""
     return character_sheets([character], session)[character.pk]
 
 
@@ -257,6 +269,7 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
     # An unknown ruleset (a row older than the code) shows the Trait sheet, as before.
     rules = RULESETS.get(_ruleset_name(characters, session)) if characters else None
     test_pools = rules is not None and rules.test_pools
+    dice = story_sheets(characters, session) if rules is not None and rules.dice_pools else {}
     return {
         c.pk: Sheet(
             character=c,
@@ -295,6 +308,7 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
             attributes=_attributes(c, extras[c.pk].abilities, spent, tonight)
             if test_pools
             else None,
+            story=dice.get(c.pk),
         )
         for c in characters
     }

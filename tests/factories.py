@@ -7,7 +7,17 @@ import uuid
 
 from django.contrib.auth import get_user_model
 
-from characters.models import Ability, Character, Chronicle, GameSession, Presence, Trait
+from characters.models import (
+    Ability,
+    Character,
+    Chronicle,
+    GameSession,
+    Merit,
+    Presence,
+    StorySheet,
+    StorySkill,
+    Trait,
+)
 
 
 def make_user(username: str, **extra):
@@ -52,6 +62,45 @@ def make_rosa(chronicle, player=None, skills=(("Brawl", 3), ("Dodge", 2)), **fie
     character = Character.objects.create(chronicle=chronicle, player=player, **values)
     for name, rating in skills:
         Ability.objects.create(character=character, name=name, rating=rating)
+    return character
+
+
+def make_iris(
+    chronicle,
+    player=None,
+    skills=(("Academics", 3, "History"), ("Occult", 3, "Ghosts, Tarot"), ("Stealth", 1, "")),
+    merits=(("Library", 2, "Rare occult texts"),),
+    **sheet,
+):
+    """Iris, a mage of a storytelling chronicle (issue 13, seeds/003): seven
+    Health dots (the seed's example), Intelligence 3, Wits 3, Dexterity 2,
+    Composure 3, Willpower 5; ``skills`` as (name, dots, specialties),
+    ``merits`` as (name, dots, note); ``sheet`` changes her StorySheet."""
+    character = Character.objects.create(
+        chronicle=chronicle, player=player, name="Iris", willpower=5
+    )
+    values = {
+        "intelligence": 3,
+        "wits": 3,
+        "resolve": 2,
+        "dexterity": 2,
+        "stamina": 2,
+        "presence": 2,
+        "manipulation": 2,
+        "composure": 3,
+        "health": 7,
+        "defense": 2,
+        "initiative": 5,
+        "speed": 8,
+        **sheet,
+    }
+    StorySheet.objects.create(character=character, **values)
+    for name, dots, specialties in skills:
+        StorySkill.objects.create(
+            character=character, name=name, dots=dots, specialties=specialties
+        )
+    for name, dots, note in merits:
+        Merit.objects.create(character=character, name=name, dots=dots, note=note)
     return character
 
 

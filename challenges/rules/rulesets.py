@@ -22,6 +22,11 @@ class SheetKind(StrEnum):
     #: Numeric Attributes (Physical, Social, Mental) and Skills added into test
     #: pools; nothing is bid or lost (seeds/002 "Common Test Pools").
     ATTRIBUTES = "attributes"
+    #: Attributes and Skills rated in dots (1 to 5), Merits, Willpower,
+    #: Health boxes, Defense, Initiative modifier, Speed, Size, Wisdom and
+    #: armor; rolled as d10 dice pools, nothing bid or lost (seeds/003
+    #: "Dice Pools", "Traits").
+    DICE = "dice"
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,9 @@ class Ruleset:
     met_classic's, read only by code that never reaches its characters' play
     (health clocks run on MET health levels, which its sheets never leave).
     ``sheet``: what its sheets are made of (:class:`SheetKind`); the web layer
-    reads it through the flags below, never through the ruleset's name.
+    reads it through the flags below (``adjective_traits``, ``met_challenges``,
+    ``test_pools``, ``combat_rounds``, ``dice_pools``), never through the
+    ruleset's name.
     """
 
     name: str
@@ -67,6 +74,14 @@ class Ruleset:
         return self.sheet is SheetKind.ATTRIBUTES
 
     @property
+    def dice_pools(self) -> bool:
+        """Sheets rate Attributes and Skills in dots, with specialties, Merits,
+        Willpower, Health boxes, Defense, Initiative modifier, Speed, Size,
+        Wisdom and armor, rolled as d10 dice pools (seeds/003 "Dice Pools"):
+        the Storytelling System. No Trait is bid, no test pool added up."""
+        return self.sheet is SheetKind.DICE
+
+    @property
     def combat_rounds(self) -> bool:
         """Combats run in rounds by initiative, tracked by
         ``challenges.rules.bns_combat`` (seeds/002 "Resolving Combat"): the
@@ -75,9 +90,9 @@ class Ruleset:
 
     @property
     def skills_label(self) -> str:
-        """What sheets call Abilities: "Skills" under test pools (seeds/002),
-        else "Abilities" (seeds/000)."""
-        return "Skills" if self.test_pools else "Abilities"
+        """What sheets call Abilities: "Skills" under test pools (seeds/002)
+        and dice pools (seeds/003 "Skills"), else "Abilities" (seeds/000)."""
+        return "Skills" if self.test_pools or self.dice_pools else "Abilities"
 
     @property
     def draw_on_equal_counts(self) -> bool:
@@ -100,7 +115,13 @@ BNS = Ruleset(name="bns", sheet=SheetKind.ATTRIBUTES, label="By Night Studios ME
 """seeds/002: Attributes and Skills in test pools; its rules engine is
 ``challenges.rules.bns`` (and ``bns_combat``), not the MET one."""
 
-RULESETS: dict[str, Ruleset] = {r.name: r for r in (MET_CLASSIC, UKM, BNS)}
+STORYTELLING = Ruleset(
+    name="storytelling", sheet=SheetKind.DICE, label="Storytelling System (Mage: The Awakening)"
+)
+"""seeds/003: d10 dice pools of Attribute plus Skill, 10-again, chance dice and
+the health track; its rules engine is ``challenges.rules.storytelling``."""
+
+RULESETS: dict[str, Ruleset] = {r.name: r for r in (MET_CLASSIC, UKM, BNS, STORYTELLING)}
 """Known rulesets by name (the chronicle's ``ruleset`` field)."""
 
 

@@ -104,6 +104,9 @@ def start_options(sheet: Sheet) -> dict:
         "power_asked": False,
         "weapons": list(getattr(sheet, "weapons", None) or []),
     }
+    if getattr(sheet, "story", None) is not None:
+        # Issue 13: a dice-pool sheet (storytelling) bids nothing; its rolls come later.
+        return out
     if getattr(sheet, "attributes", None) is not None:
         # Issue 12: a test-pool sheet's attacks and maneuvers (no Trait bids).
         out.update(bns_start_options(sheet.attributes, sheet.character))

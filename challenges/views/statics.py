@@ -1,6 +1,8 @@
 """Prepared statics (issue 11, section 1): a narrator prepares static
 challenges for objects and places (``narrate_statics.html``), prints their QR
-codes and the players' join links as cards (``print_sheet.html``), and a
+codes and the players' join links as cards (``print_sheet.html``) and, in a
+chronicle with dice pools (issue 13), the character sheets
+(``print_story_sheets.html``), and a
 player who scans one lands on ``static_scan.html``, which opens the challenge
 (``services.prepared_static_open``) and sends her to her phone's play page,
 where she bids and throws as in any static challenge. The difficulty appears
@@ -17,7 +19,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -26,6 +28,7 @@ from sesame.utils import get_query_string
 from challenges.models import Challenge, PreparedStatic
 from challenges.rules import RulesError, Stage
 from characters.models import Character, Chronicle
+from characters.story_sheets import story_sheets
 
 
 def qr_svg(data: str) -> SafeString:
@@ -179,6 +182,44 @@ def join_sheet(request: HttpRequest, chronicle_id: int) -> HttpResponse:
             "how": "Scan with your phone's camera to sign in. Keep this card to yourself.",
         },
     )
+
+
+def _story_sheets_page(
+    request: HttpRequest, chronicle: Chronicle, characters: list[Character]
+) -> HttpResponse:
+    """The printable sheets of ``characters`` of a chronicle with dice pools
+    (``Ruleset.dice_pools``), as they stand between sessions (nothing spent,
+    no box marked); 404 for another ruleset's chronicle."""
+    if not chronicle.has_dice_pools:
+        raise Http404("This chronicle's sheets have no printable form.")
+    sheets = story_sheets(characters, None)
+    return render(
+        request,
+        "challenges/print_story_sheets.html",
+        {"chronicle": chronicle, "sheets": [(c, sheets[c.pk]) for c in characters]},
+    )
+
+
+@login_required
+def story_sheets_print(request: HttpRequest, chronicle_id: int) -> HttpResponse:
+    """Issue 13: a narrator's printable character sheets of a chronicle with
+    dice pools, one a page: every character, or one (``?character=<id>``)."""
+    chronicle = _narrated(request, chronicle_id)
+    characters = Character.objects.filter(chronicle=chronicle).order_by("name")
+    chosen = request.GET.get("character", "")
+    if chosen.isdigit():
+        characters = characters.filter(pk=chosen)
+    return _story_sheets_page(request, chronicle, list(characters))
+
+
+@login_required
+def story_sheet_print(request: HttpRequest, character_id: int) -> HttpResponse:
+    """Issue 13: a player's printable sheet of her own character (a
+    chronicle with dice pools)."""
+    character = get_object_or_404(
+        Character.objects.select_related("chronicle"), pk=character_id, player=request.user
+    )
+    return _story_sheets_page(request, character.chronicle, [character])
 
 
 def static_scan(request: HttpRequest, token: str) -> HttpResponse:

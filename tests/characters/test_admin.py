@@ -117,6 +117,21 @@ def sheet_post(
     return data
 
 
+def character_url(view: str, *args) -> str:
+    """The admin's character page ``view`` ("change", "add", "changelist")."""
+    return reverse(f"admin:characters_character_{view}", args=args)
+
+
+def form_fields(response) -> set[str]:
+    """The names of the fields of an admin page's main form."""
+    return set(response.context["adminform"].form.fields)
+
+
+def inline_names(response) -> list[str]:
+    """The inlines of an admin page, by their plural names."""
+    return [str(f.opts.verbose_name_plural) for f in response.context["inline_admin_formsets"]]
+
+
 def inline_post(character: Character, prefix: str, rows: list[dict]) -> dict:
     """The POST of one inline of a character's admin page (``prefix``:
     "traits", "abilities"...): its management form, then ``rows``."""

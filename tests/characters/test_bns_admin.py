@@ -7,6 +7,9 @@ from django.urls import reverse
 
 from characters.models import Character, Chronicle, Presence
 from characters.services import presence_join, session_start
+from tests.characters.test_admin import character_url as _url
+from tests.characters.test_admin import form_fields as _fields
+from tests.characters.test_admin import inline_names as _inlines
 from tests.characters.test_admin import inline_post, sheet_post
 from tests.factories import make_rosa
 
@@ -14,10 +17,6 @@ pytestmark = pytest.mark.django_db
 
 BNS_ONLY = ["physical_attribute", "healthy_boxes", "stock_npc", "no_knockout", "focus"]
 MET_ONLY = ["health", "gnosis", "blood", "blood_per_turn", "battle_scars", "auto_answer"]
-
-
-def _url(view: str, *args) -> str:
-    return reverse(f"admin:characters_character_{view}", args=args)
 
 
 @pytest.fixture
@@ -31,14 +30,6 @@ def bns(admin_user):
 def rosa(bns):
     rosa = make_rosa(bns, skills=[("Brawl", 3)])
     return rosa
-
-
-def _fields(response) -> set[str]:
-    return set(response.context["adminform"].form.fields)
-
-
-def _inlines(response) -> list[str]:
-    return [str(f.opts.verbose_name_plural) for f in response.context["inline_admin_formsets"]]
 
 
 def bns_post(character: Character, skills: list[dict], **changes) -> dict:

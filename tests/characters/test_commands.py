@@ -18,6 +18,8 @@ from characters.management.commands.demo import (
     BNS_SESSION,
     CHRONICLE,
     SESSION,
+    STORY_CHRONICLE,
+    STORY_SESSION,
     UKM_CHRONICLE,
     UKM_SESSION,
     USERS,
@@ -83,11 +85,12 @@ def test_demo_twice_creates_nothing_twice():
     output = run("demo")
 
     assert counts() == first
-    assert first["User"] == len(USERS) == 12 + 4
+    assert first["User"] == len(USERS) == 12 + 4 + 4
     # 7 + 3 played characters and one auto-answering NPC in each MET
-    # chronicle; 4 played and a Stock NPC in the bns one (issue 12).
-    assert first["Character"] == first["Presence"] == 7 + 3 + 2 + 5
-    assert first["GameSession"] == first["Chronicle"] == 3
+    # chronicle; 4 played and a Stock NPC in the bns one (issue 12); four
+    # mages in the storytelling one (issue 13).
+    assert first["Character"] == first["Presence"] == 7 + 3 + 2 + 5 + 4
+    assert first["GameSession"] == first["Chronicle"] == 4
     assert "0 new" in output
 
 
@@ -287,6 +290,7 @@ def test_joinlinks_prints_a_link_per_player_and_narrator_of_the_chronicle(client
 
     lines = {m["username"]: m for m in JOIN_LINE.finditer(output)}
     other_players = {"lucius", "mara", "tobias", "rosa", "jack", "rips", "vesper"}
+    other_players |= {"iris", "marcus", "seraphine", "nico"}  # issue 13: storytelling
     assert set(lines) == {u.username for u in USERS} - {"admin"} - other_players
     assert lines["helen"]["roles"] == "Helen"
     assert lines["narrator"]["roles"] == "narrator"
@@ -419,4 +423,44 @@ def test_evening_prints_the_bns_players_links_and_join_cards_but_no_statics(stat
     bns = Chronicle.objects.get(name=BNS_CHRONICLE)
     line = next(line for line in output.splitlines() if line.startswith(f"Print {bns}"))
     assert f"http://127.0.0.1:8123/narrate/chronicle/{bns.pk}/join/print/" in line
+    assert "statics" not in line
+
+
+# --- issue 13: the storytelling demo chronicle ---------------------------------------
+
+
+def test_demo_opens_a_storytelling_chronicle_of_four_mages_on_sheets_of_dots():
+    from characters.models import StorySheet
+    from characters.story_sheets import story_sheets
+
+    chronicle, session = demo_chronicle(
+        STORY_CHRONICLE, Chronicle.Ruleset.STORYTELLING, STORY_SESSION
+    )
+    characters = list(chronicle.characters.order_by("name"))
+    assert session.presences.count() == len(characters) == 4
+    for character in characters:
+        character.full_clean()  # Willpower 1 to 10
+        StorySheet.objects.get(character=character).full_clean()
+        for row in (*character.story_skills.all(), *character.merits.all()):
+            row.full_clean()
+        assert character.player is not None and not character.traits.exists()
+    by_id = story_sheets(characters, session)
+    sheets = {c.name: by_id[c.pk] for c in characters}
+    iris = sheets["Iris Vale"]
+    assert iris.health == 7 and iris.track_text == "·······"  # seeds/003's seven Health dots
+    assert iris.dots("Occult") == 3
+    assert next(s for s in iris.skills if s.name == "Occult").specialties == ("Ghosts", "Tarot")
+    names = {m.name for sheet in sheets.values() for m in sheet.merits}
+    assert {"Contacts", "Resources", "Striking Looks"} <= names  # the seed's Merits
+    assert sheets["Marcus Hale"].armor == 1
+
+
+def test_evening_prints_the_mages_links_and_their_printable_sheets(static_root):
+    output = run("evening", "--no-serve", "--host", "127.0.0.1", "--port", "8123")
+    links = dict(LINK.findall(output))
+    assert {"iris", "marcus", "seraphine", "nico"} <= set(links)
+    story = Chronicle.objects.get(name=STORY_CHRONICLE)
+    line = next(line for line in output.splitlines() if line.startswith(f"Print {story}"))
+    assert f"http://127.0.0.1:8123/narrate/chronicle/{story.pk}/join/print/" in line
+    assert f"http://127.0.0.1:8123/narrate/chronicle/{story.pk}/sheets/print/" in line
     assert "statics" not in line

@@ -132,20 +132,21 @@ def test_trait_holdings_take_category_values_and_refuse_negative_counts() -> Non
 # --- rulesets ---------------------------------------------------------------------
 
 
-def test_the_rulesets_are_met_classic_ukm_and_bns() -> None:
-    assert set(RULESETS) == {"met_classic", "ukm", "bns"}
+def test_the_rulesets_are_met_classic_ukm_bns_and_storytelling() -> None:
+    assert set(RULESETS) == {"met_classic", "ukm", "bns", "storytelling"}
     classic = get_ruleset("met_classic")
     assert classic.draw_on_equal_counts and classic.simple_test_tie_succeeds
     ukm = get_ruleset("ukm")
     assert not ukm.draw_on_equal_counts and not ukm.simple_test_tie_succeeds
     assert get_ruleset("bns").sheet is rules.SheetKind.ATTRIBUTES
+    assert get_ruleset("storytelling").sheet is rules.SheetKind.DICE
 
 
 def test_an_unknown_ruleset_is_refused() -> None:
-    with pytest.raises(RulesError, match="Unknown ruleset 'storytelling'"):
-        get_ruleset("storytelling")
-    with pytest.raises(RulesError, match="Unknown ruleset 'storytelling'"):
-        rules.met_ruleset("storytelling")
+    with pytest.raises(RulesError, match="Unknown ruleset 'exalted'"):
+        get_ruleset("exalted")
+    with pytest.raises(RulesError, match="Unknown ruleset 'exalted'"):
+        rules.met_ruleset("exalted")
 
 
 def test_the_met_engine_opens_nothing_in_a_ruleset_with_no_trait_bids() -> None:

@@ -12,7 +12,11 @@ Spider" (``met_classic``) and the ghoul "Bertram" (``ukm``). Issue 12 adds
 "By Night demo" (``bns``, seeds/002): sheets of Attributes and Skills for a
 Strength-focused brawler, a Dexterity-focused gunslinger, a Garou in Crinos
 with Rage, a Mentally strong mystic and a Stock NPC thug, its own session
-open. Running it again creates nothing twice and leaves edited sheets and
+open. Issue 13 adds "Awakening demo" (``storytelling``, seeds/003): four
+mages of a Mage: The Awakening cast on sheets of dots (Attributes, Skills
+with specialties, Merits, Willpower, Health, Defense, Initiative, Speed,
+Size, Wisdom, armor), one with the seed's seven Health dots, its own
+session open. Running it again creates nothing twice and leaves edited sheets and
 existing passwords alone.
 """
 
@@ -25,7 +29,18 @@ from django.db import transaction
 from django.db.models import Q
 
 from challenges.rules import Category
-from characters.models import Ability, Character, Chronicle, Discipline, Presence, Trait, Weapon
+from characters.models import (
+    Ability,
+    Character,
+    Chronicle,
+    Discipline,
+    Merit,
+    Presence,
+    StorySheet,
+    StorySkill,
+    Trait,
+    Weapon,
+)
 from characters.services import presence_join, session_start
 
 CHRONICLE = "Demo Chronicle"
@@ -34,8 +49,20 @@ UKM_CHRONICLE = "UK Masquerade demo"
 UKM_SESSION = "Elysium"
 BNS_CHRONICLE = "By Night demo"
 BNS_SESSION = "The warehouse"
+STORY_CHRONICLE = "Awakening demo"
+STORY_SESSION = "The Athenaeum"
 
-SHEET_MODELS = ["character", "trait", "ability", "discipline", "weapon", "presence"]
+SHEET_MODELS = [
+    "character",
+    "trait",
+    "ability",
+    "discipline",
+    "weapon",
+    "presence",
+    "storysheet",
+    "storyskill",
+    "merit",
+]
 
 # Physical Traits a surprised defender may bid (seeds/004 "Surprise").
 STAMINA_TRAITS = {"Resilient", "Tough", "Enduring", "Tireless", "Stalwart", "Rugged"}
@@ -91,6 +118,10 @@ USERS = [
     DemoUser("jack", "Jack"),
     DemoUser("rips", "Rips"),
     DemoUser("vesper", "Vesper"),
+    DemoUser("iris", "Iris"),
+    DemoUser("marcus", "Marcus"),
+    DemoUser("seraphine", "Seraphine"),
+    DemoUser("nico", "Nico"),
 ]
 
 # seeds/000: Helen (7 Physical) against Grady (5 Physical, Resilient); Ray
@@ -402,6 +433,98 @@ BNS_SHEETS = [
 ]
 
 
+@dataclass(frozen=True)
+class DemoStorySheet:
+    """A demo character of a dice-pool chronicle (``storytelling``,
+    seeds/003): ``attributes`` as nine dots in ATTRIBUTES order (Intelligence,
+    Wits, Resolve, Strength, Dexterity, Stamina, Presence, Manipulation,
+    Composure), Skills as (name, dots, specialties), Merits as (name, dots,
+    note), ``willpower`` (1–10) and ``sheet``: the other StorySheet fields
+    (health, defense, initiative, speed, size, wisdom, armor)."""
+
+    name: str
+    player: str
+    concept: str
+    attributes: tuple[int, int, int, int, int, int, int, int, int]
+    skills: list[tuple[str, int, str]]
+    merits: list[tuple[str, int, str]]
+    willpower: int
+    sheet: dict = field(default_factory=dict)
+
+
+# seeds/003: "seven Health dots" (its example of marking damage), the Merits
+# it names (Contacts, Resources, Striking Looks), Skills with a Specialty in
+# parentheses, Defense and Initiative modifier, Speed, Wisdom, armour.
+STORY_SHEETS = [
+    DemoStorySheet(
+        "Iris Vale",
+        "iris",
+        "Acanthus scholar of the occult; seven Health dots, as the seed's example",
+        (3, 3, 2, 1, 2, 2, 2, 2, 3),
+        [
+            ("Academics", 3, "History"),
+            ("Occult", 3, "Ghosts, Tarot"),
+            ("Investigation", 2, ""),
+            ("Empathy", 2, ""),
+            ("Stealth", 1, ""),
+        ],
+        [("Library", 2, "Rare occult texts"), ("Contacts", 1, "Antiquarians")],
+        5,
+        {"health": 7, "defense": 2, "initiative": 5, "speed": 8, "wisdom": 7},
+    ),
+    DemoStorySheet(
+        "Marcus Hale",
+        "marcus",
+        "Obrimos ex-detective: Strength + Brawl, a pistol, a vest",
+        (2, 3, 3, 3, 3, 3, 2, 2, 2),
+        [
+            ("Brawl", 3, "Grappling"),
+            ("Firearms", 3, "Pistols"),
+            ("Athletics", 2, ""),
+            ("Investigation", 2, "Crime scenes"),
+            ("Intimidation", 2, ""),
+            ("Streetwise", 2, ""),
+        ],
+        [("Contacts", 2, "The police"), ("Fighting Style: Boxing", 2, "")],
+        5,
+        {"health": 8, "defense": 3, "initiative": 5, "speed": 11, "wisdom": 6, "armor": 1},
+    ),
+    DemoStorySheet(
+        "Seraphine",
+        "seraphine",
+        "Mastigos socialite: Presence and Persuasion, money and looks",
+        (2, 2, 2, 2, 2, 2, 4, 3, 3),
+        [
+            ("Persuasion", 3, "Seduction"),
+            ("Socialize", 3, "High society"),
+            ("Subterfuge", 2, ""),
+            ("Expression", 2, ""),
+            ("Politics", 1, ""),
+        ],
+        [("Striking Looks", 2, "Turns heads"), ("Resources", 3, "")],
+        5,
+        {"health": 7, "defense": 2, "initiative": 5, "speed": 9, "wisdom": 7},
+    ),
+    DemoStorySheet(
+        "Nico Reyes",
+        "nico",
+        "Moros thief: quick hands, locks and knives",
+        (2, 3, 2, 2, 4, 2, 2, 3, 2),
+        [
+            ("Larceny", 3, "Locks"),
+            ("Stealth", 3, ""),
+            ("Weaponry", 2, "Knives"),
+            ("Drive", 2, ""),
+            ("Computer", 2, "Hacking"),
+            ("Streetwise", 1, ""),
+        ],
+        [("Fast Reflexes", 2, "+2 Initiative (counted in it)"), ("Fleet of Foot", 1, "")],
+        4,
+        {"health": 7, "defense": 3, "initiative": 8, "speed": 12, "wisdom": 6},
+    ),
+]
+
+
 class Command(BaseCommand):
     help = (
         "Create the demo chronicle, its users, characters and open session. "
@@ -433,6 +556,13 @@ class Command(BaseCommand):
                 ensure_attribute_characters,
                 BNS_SHEETS,
                 BNS_SESSION,
+            ),
+            (
+                STORY_CHRONICLE,
+                Chronicle.Ruleset.STORYTELLING,
+                ensure_story_characters,
+                STORY_SHEETS,
+                STORY_SESSION,
             ),
         ):
             chronicle, _ = Chronicle.objects.get_or_create(name=name, defaults={"ruleset": ruleset})
@@ -580,6 +710,44 @@ def ensure_attribute_characters(
             Ability.objects.bulk_create(
                 Ability(character=character, name=name, rating=rating)
                 for name, rating in sheet.skills
+            )
+        characters.append(character)
+    return characters, created_count
+
+
+def ensure_story_characters(
+    chronicle: Chronicle, users: dict, sheets: list[DemoStorySheet] = STORY_SHEETS
+) -> tuple[list[Character], int]:
+    """Create the missing characters of a dice-pool chronicle's ``sheets``
+    (Willpower, the StorySheet of dots, Skills with specialties, Merits); an
+    existing character's sheet is left as it is. Returns (characters, how
+    many were new)."""
+    characters = []
+    created_count = 0
+    for sheet in sheets:
+        character, created = Character.objects.get_or_create(
+            chronicle=chronicle,
+            name=sheet.name,
+            defaults={
+                "player": users.get(sheet.player),
+                "concept": sheet.concept,
+                "willpower": sheet.willpower,
+            },
+        )
+        if created:
+            created_count += 1
+            StorySheet.objects.create(
+                character=character,
+                **dict(zip(StorySheet.ATTRIBUTE_FIELDS, sheet.attributes, strict=True)),
+                **sheet.sheet,
+            )
+            StorySkill.objects.bulk_create(
+                StorySkill(character=character, name=name, dots=dots, specialties=specialties)
+                for name, dots, specialties in sheet.skills
+            )
+            Merit.objects.bulk_create(
+                Merit(character=character, name=name, dots=dots, note=note)
+                for name, dots, note in sheet.merits
             )
         characters.append(character)
     return characters, created_count

@@ -15,7 +15,13 @@ from django.core.management.base import BaseCommand
 from django.urls import reverse
 from sesame.utils import get_query_string
 
-from characters.management.commands.demo import BNS_CHRONICLE, CHRONICLE, UKM_CHRONICLE, USERS
+from characters.management.commands.demo import (
+    BNS_CHRONICLE,
+    CHRONICLE,
+    STORY_CHRONICLE,
+    UKM_CHRONICLE,
+    USERS,
+)
 from characters.models import Chronicle
 
 UNSPECIFIED_HOSTS = {"", "0.0.0.0", "::"}
@@ -85,13 +91,16 @@ class Command(BaseCommand):
         self.stdout.write(f"Narrators' dashboard: {base}{reverse('narrate_index')}")
         self.stdout.write(f"Admin: {base}{reverse('admin:index')}")
         # issue 11, statics: the printable QR cards (prepared statics, join links).
-        demos = [CHRONICLE, UKM_CHRONICLE, BNS_CHRONICLE]
+        demos = [CHRONICLE, UKM_CHRONICLE, BNS_CHRONICLE, STORY_CHRONICLE]
         for chronicle in Chronicle.objects.filter(name__in=demos):
             # A chronicle that plays no MET challenge (bns) has no prepared statics.
             cards = reverse("statics_sheet", args=[chronicle.pk])
             joins = reverse("join_sheet", args=[chronicle.pk])
             sheets = [f"statics {base}{cards}"] if chronicle.rules.met_challenges else []
             sheets.append(f"join links {base}{joins}")
+            if chronicle.has_dice_pools:  # issue 13: sheets of dots, printed
+                printed = reverse("story_sheets_print", args=[chronicle.pk])
+                sheets.append(f"character sheets {base}{printed}")
             self.stdout.write(
                 f"Print {chronicle}'s QR cards (signed in as a narrator): " + " · ".join(sheets)
             )
