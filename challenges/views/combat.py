@@ -101,8 +101,6 @@ def _targeted(state: rules.CombatState, pk: int) -> str:
     )
 
 
-
-
 def _status(state: rules.CombatState, me: int, legal: rules.LegalActions, names: dict) -> str:
     acting = rules.whose_turn(state)
     if state.ended:

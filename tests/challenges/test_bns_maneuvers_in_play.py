@@ -147,6 +147,16 @@ def test_pierce_the_heart_on_an_incapacitated_target_follows_her_creature(
         assert not any(x.startswith("Jack is ") for x in history)
 
 
+def test_pierce_the_heart_stakes_a_stock_npc_whatever_her_damage(t) -> None:
+    """seeds/002 Pierce the Heart: "A successful Pierce the Heart maneuver
+    stakes Stock NPCs regardless of how much damage they currently have"."""
+    t["jack"].stock_npc = True
+    t["jack"].save()
+    hit(t, "rosa", "jack", attack="melee", maneuvers=["pierce_the_heart"], won=True)
+    assert fate(t, "jack") == "staked"
+    assert attribute_sheet(t["jack"], t["session"]).fate_label == "Staked"
+
+
 def test_a_dead_character_neither_challenges_nor_is_challenged(t) -> None:
     incapacitated(t, "jack", creature="mortal")
     hit(t, "rosa", "jack", attack="melee", maneuvers=["pierce_the_heart"], won=True)
