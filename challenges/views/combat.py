@@ -82,6 +82,9 @@ class CombatView:
     #: Prone: her simple action stands her up; blinded: it clears her eyes.
     can_stand_up: bool = False
     can_clear_eyes: bool = False
+    #: Her Physical focus's free maneuver is spent in this live combat
+    #: (seeds/002 "Physical Focuses in Combat": once per combat).
+    focus_used: bool = False
     assist_attacker: list[tuple[int, str]] = field(default_factory=list)
     assist_defender: list[tuple[int, str]] = field(default_factory=list)
     #: For a player on her initiative: whom she may challenge now and how
@@ -183,6 +186,7 @@ def combat_view(
         view.status = "You are out of this combat." if not state.ended else "The combat is over."
         return view
     legal = rules.legal_actions(state, me, now)
+    view.focus_used = not state.ended and state.fighter(me).focus_used
     view.status = _status(state, me, legal, names)
     view.my_turn = legal.acting
     view.can_standard, view.can_simple = legal.standard, legal.simple

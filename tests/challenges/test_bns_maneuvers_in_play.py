@@ -30,6 +30,7 @@ from challenges.rules import RulesError, Side
 from challenges.rules.bns_combat import CombatState
 from challenges.views import combat_view
 from challenges.views.bns import bns_card
+from challenges.views.phone import play_context
 from characters.attribute_sheets import attribute_sheet
 from characters.models import Character, Immunity, Presence
 from tests.challenges.test_bns_in_combat import attack
@@ -217,6 +218,17 @@ def test_the_focus_free_maneuver_is_spent_for_the_rest_of_the_combat(t) -> None:
     assert Challenge.objects.count() == count
     assert "focus's free maneuver used" in view(row, t["rosa"].pk).order[0].conditions
     attack(t, "rosa", "jack", attack="brawl", maneuvers=["grapple"])  # with Willpower: allowed
+
+
+def test_her_phone_no_longer_offers_the_focus_maneuver_once_spent_in_the_combat(t) -> None:
+    def offered() -> list[str]:
+        context = play_context(t["rosa"], t["session"], with_opponents=False)
+        return [value for value, _ in context["bns_maneuvers"] if value.endswith(":focus")]
+
+    start(t, "rosa", "jack")
+    assert "grapple:focus" in offered()
+    hit(t, "rosa", "jack", attack="brawl", maneuvers=["disarm:focus"], won=False)
+    assert offered() == []
 
 
 def test_outside_a_combat_each_challenge_offers_the_free_maneuver(t) -> None:
