@@ -11,8 +11,10 @@ each side's Willpower as it stands tonight, asks :mod:`challenges.rules.bns`
 for the move, then saves the state (``stage``/``outcome`` columns filled as
 the MET ones, so dashboards and history sort it), a Test row per test with
 both throws, the engine's events, Willpower spent on each side's presence,
-and on a result the damage into the defender's presence and one "effect"
-Event per effect; ids are broadcast after commit. Which engine a chronicle
+and on a result the damage into the defender's presence, her fate when
+Pierce the Heart killed or staked her, one "effect" Event per effect, the
+Immunity row of a failed Mental or Social challenge, and what the effects
+do in the combat holding them; ids are broadcast after commit. Which engine a chronicle
 plays is read from its ruleset's flags (``Ruleset.test_pools``).
 """
 

@@ -512,10 +512,10 @@ def combat_check_challenge(
     forbids it: not her initiative or her standard action used ("It is
     Grady's initiative, not Helen's."), the target's limit this round
     ("Grady has already been the target of two Physical challenges this
-    round."), Mental or Social outside the everyman round, an immunity
-    running at ``now`` (epoch seconds); also when only one of them is in a
-    combat. Reads, writes nothing (one query). seeds/002 "Maximum Attacks
-    Per Round", "Physical, Mental, and Social Attacks", "Retrying Failed
+    round."), Mental or Social outside the everyman round; also when only
+    one of them is in a combat (an immunity is the challenge's own check,
+    ``challenges.services.bns``). Reads, writes nothing (one query).
+    seeds/002 "Maximum Attacks Per Round", "Physical, Mental, and Social
     Attacks"."""
     row, inside = _live_combat_of(session.pk, [attacker.pk, defender.pk])
     if row is None:
