@@ -347,6 +347,10 @@ def _pooled_entries(kind, data, entry, side, side_id, names) -> list[Entry] | No
             out.append(
                 entry("wound", f"{d_name} takes {data['damage']} damage", side_id("defender"))
             )
+        if data.get("immune_until") and data.get("power"):
+            minutes = round(float(data.get("immune_seconds") or 600) / 60)
+            text = f"{d_name} is immune to {c_name}'s {data['power']} for {minutes} minutes"
+            out.append(entry("challenge", text, side_id("defender")))
         return out
     if kind == "effect":
         who = int(data.get("character") or 0)
@@ -358,14 +362,15 @@ def _pooled_entries(kind, data, entry, side, side_id, names) -> list[Entry] | No
 
 def _combat_who(data: dict) -> tuple[int, ...]:
     """The characters a ``combat_*`` event names (issue 12)."""
-    keys = ("fighter", "attacker", "target", "helper")
+    keys = ("fighter", "attacker", "target", "helper", "by")
     return tuple(int(data[k]) for k in keys if isinstance(data.get(k), int))
 
 
 def _combat_text(kind: str, data: dict, names: dict[int, str]) -> str:
     """A ``combat_*`` event (issue 12, ``challenges.services.combat``) in words:
     "Combat #3 starts: Ines, Helen, Grady", "Helen moves 3 steps (simple
-    action)", "Turn 2 · Rage round 1 begins"; other kinds by their name."""
+    action)", "Turn 2 · Rage round 1 begins", "Helen's maneuver: Grady is prone";
+    other kinds by their name."""
     combat = f"Combat #{data.get('combat', '?')}"
 
     def name(key: str) -> str:
@@ -390,6 +395,12 @@ def _combat_text(kind: str, data: dict, names: dict[int, str]) -> str:
         power = f" ({data['power']})" if data.get("power") else ""
         what = f"{data.get('category')}{power}"
         return f"{combat}: {name('attacker')} challenges {name('target')}, {what}"
+    if kind == "combat_inflicted":
+        effect = str(data.get("effect") or "").replace("_", " ")
+        return f"{combat}: {name('by')}'s maneuver: {name('fighter')} is {effect}"
+    if kind == "combat_fighter_removed":
+        why = f" ({data['reason']})" if data.get("reason") else ""
+        return f"{combat}: {name('fighter')} is out of the combat{why}"
     return f"{combat}: " + kind.removeprefix("combat_").replace("_", " ")
 
 

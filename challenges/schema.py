@@ -517,11 +517,12 @@ class CombatRage(Action):
 
 
 class CombatAct(Action):
-    """A fighter's standard or simple action: a move of ``steps`` or another."""
+    """A fighter's standard or simple action: a move of ``steps``, another,
+    standing up (prone) or clearing her eyes (blinded)."""
 
     combat: Number
     kind: Literal["standard", "simple"]
-    what: Literal["move", "other"] = "move"
+    what: Literal["move", "other", "stand_up", "clear_eyes"] = "move"
     steps: OptionalNumber = None
 
 

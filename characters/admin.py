@@ -311,12 +311,13 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
             {
                 "fields": [
                     ("healthy_boxes", "injured_boxes", "incapacitated_boxes"),
-                    ("stock_npc", "no_knockout"),
+                    ("stock_npc", "no_knockout", "creature"),
                 ],
                 "description": (
                     "Damage taken tonight (on her presence) fills Healthy, then Injured, "
                     "then Incapacitated. The rules name only the Incapacitated track; "
-                    "three boxes each is the app's default. A Stock NPC has no wound track."
+                    "three boxes each is the app's default. A Stock NPC has no wound track. "
+                    "Creature: Pierce the Heart kills a mortal, stakes a vampire."
                 ),
             },
         ),
@@ -662,11 +663,12 @@ class PresenceAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         """Her presence's fields; for a test-pool sheet (``bns``) also tonight's
-        damage and Garou form; for a dice-pool sheet (``storytelling``) her
-        health track tonight (boxes marked aggravated, lethal, bashing)."""
+        damage, Garou form and fate (dead or staked by Pierce the Heart); for a
+        dice-pool sheet (``storytelling``) her health track tonight (boxes
+        marked aggravated, lethal, bashing)."""
         fields = list(super().get_fields(request, obj))
         if obj is not None and obj.session.chronicle.has_test_pools:
-            fields[-1:-1] = ["damage", "form"]
+            fields[-1:-1] = ["damage", "form", "fate"]
         if obj is not None and obj.session.chronicle.has_dice_pools:
             fields[-1:-1] = list(Presence.TRACK)
         return fields

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 
 from challenges.rules.bns.sheet import initiative
 from characters.models import (
+    CREATURES,
+    FATES,
     GAROU_FORMS,
     PHYSICAL_FOCUSES,
     WOUND_TRACKS,
@@ -28,6 +30,8 @@ from characters.models import (
 
 _FORM_LABELS = dict(GAROU_FORMS)
 _FOCUS_LABELS = dict(PHYSICAL_FOCUSES)
+_CREATURE_LABELS = dict(CREATURES)
+_FATE_LABELS = dict(FATES)
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,9 @@ class AttributeSheet:
     ``damage``: points taken tonight; ``tracks``: her wound tracks filled in
     order (empty for a Stock NPC, who has none: seeds/002 "Pierce the Heart").
     ``form``/``starting_form``: Garou form values ("crinos"; "" for none);
-    ``focus``: "strength", "dexterity", "stamina" or "".
+    ``focus``: "strength", "dexterity", "stamina" or "". ``creature``:
+    "mortal", "vampire", "other" or "" (not said); ``fate``: "dead" or
+    "staked" when Pierce the Heart left her so tonight, else "".
     """
 
     physical: int
@@ -96,6 +102,8 @@ class AttributeSheet:
     focus: str = ""
     stock_npc: bool = False
     no_knockout: bool = False
+    creature: str = ""
+    fate: str = ""
 
     @property
     def attributes(self) -> list[tuple[str, int]]:
@@ -142,6 +150,16 @@ class AttributeSheet:
         """ "Strength", or "" when she has no Physical focus."""
         return _FOCUS_LABELS.get(self.focus, "")
 
+    @property
+    def creature_label(self) -> str:
+        """ "Mortal", "Vampire", "Other creature", or "" when not said."""
+        return _CREATURE_LABELS.get(self.creature, "")
+
+    @property
+    def fate_label(self) -> str:
+        """ "Dead" or "Staked" (Pierce the Heart tonight), else ""."""
+        return _FATE_LABELS.get(self.fate, "")
+
     def as_dict(self) -> dict:
         """The sheet as plain data (lists, numbers, strings), with ``initiative``."""
         data = asdict(self)
@@ -170,6 +188,7 @@ def attribute_sheet_of(
     rage_spent: int = 0,
     damage: int = 0,
     form: str = "",
+    fate: str = "",
 ) -> AttributeSheet:
     """``character``'s :class:`AttributeSheet` from rows already read: her
     Skills as ``(name, rating)`` (her Abilities), and what her presence
@@ -194,6 +213,8 @@ def attribute_sheet_of(
         focus=character.focus,
         stock_npc=character.stock_npc,
         no_knockout=character.no_knockout,
+        creature=character.creature,
+        fate=fate,
     )
 
 
@@ -214,7 +235,7 @@ def attribute_sheets(
     tonight: dict[int, dict] = {}
     if session is not None and ids:
         for row in Presence.objects.filter(session=session, character_id__in=ids).values(
-            "character_id", "willpower_spent", "rage_spent", "damage", "form"
+            "character_id", "willpower_spent", "rage_spent", "damage", "form", "fate"
         ):
             character_id = row.pop("character_id")
             tonight[character_id] = row

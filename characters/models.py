@@ -43,6 +43,12 @@ WOUND_TRACKS = ("healthy", "injured", "incapacitated")
 GAROU_FORMS = [(f, f.title()) for f in ("homid", "glabro", "crinos", "hispo", "lupus")]
 #: A test-pool sheet's Physical focus (seeds/002 "Physical Focuses in Combat").
 PHYSICAL_FOCUSES = [(f, f.title()) for f in ("strength", "dexterity", "stamina")]
+#: What a test-pool sheet's character is, for Pierce the Heart (seeds/002
+#: "Combat Maneuvers": it kills a mortal, stakes a vampire hit with a staking
+#: weapon); "" (not said) and "other" (a Garou, a fae...): the damage only.
+CREATURES = [("mortal", "Mortal"), ("vampire", "Vampire"), ("other", "Other creature")]
+#: How Pierce the Heart left her tonight (seeds/002 "Combat Maneuvers").
+FATES = [("dead", "Dead"), ("staked", "Staked")]
 
 
 def _rating_field(
@@ -306,6 +312,13 @@ class Character(CleanNameMixin, models.Model):
         db_default=False,
         help_text='Vampires and other creatures the seed names (seeds/002 "Knock Out").',
     )
+    creature = _optional_choice(
+        "creature",
+        CREATURES,
+        "Pierce the Heart kills a mortal and stakes a vampire hit with a staking weapon "
+        '(seeds/002 "Combat Maneuvers"); a vampire cannot be knocked out. '
+        "Not said or other: the damage only.",
+    )
     # --- issue 11 section 4: characters the narrators run (NPCs) -------------
     # A character with no player is run by the narrators; these two settings
     # apply to such a character only (docs/guide.md "Running NPCs").
@@ -373,6 +386,8 @@ class Character(CleanNameMixin, models.Model):
             )
         if self.form and not self.garou:
             raise ValidationError({"form": "Only a Garou has a form."})
+        if self.garou and self.creature in ("mortal", "vampire"):
+            raise ValidationError({"creature": "A Garou is neither a mortal nor a vampire."})
         if not self.chronicle_id:
             return
         if self.chronicle.has_test_pools:
@@ -779,6 +794,13 @@ class Presence(models.Model):
     form = _optional_choice("Garou form", GAROU_FORMS)
     aggravated = models.PositiveSmallIntegerField(
         "aggravated levels", default=0, db_default=0, help_text="Heal one per night's rest."
+    )
+    # s12: Pierce the Heart killed or staked her tonight (seeds/002 "Combat
+    # Maneuvers"); she is shown so on the phones and the dashboard.
+    fate = _optional_choice(
+        "fate tonight",
+        FATES,
+        "Set by a successful Pierce the Heart; a narrator clears it (the stake pulled out).",
     )
     # issue 12: test-pool sheets (bns, seeds/002) take damage in points, which
     # fill her wound tracks in order (Character.WOUND_BOXES).

@@ -214,7 +214,7 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
     status: dict[int, str] = {}
     spent: dict[int, tuple[int, ...]] = {}
     blood: dict[int, tuple[int, datetime | None]] = {}
-    tonight: dict[int, tuple[int, str]] = {}  # damage and Garou form (test-pool sheets)
+    tonight: dict[int, tuple[int, str, str]] = {}  # damage, Garou form, fate (test pools)
     now = timezone.now()
     risked: dict[tuple[int, object], list[int]] = {}
     if session is not None and ids:
@@ -237,13 +237,14 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
             "blood_traits_until",
             "damage",
             "form",
+            "fate",
             *spent_fields,
         )
-        for character_id, level, seat, traits, until, damage, form, *used in presences:
+        for character_id, level, seat, traits, until, damage, form, fate, *used in presences:
             health[character_id] = HealthLevel(level)
             status[character_id] = seat
             spent[character_id] = tuple(used)
-            tonight[character_id] = (damage, form)
+            tonight[character_id] = (damage, form, fate)
             if traits and until is not None and until > now:
                 blood[character_id] = (traits, until)
     lines: dict[int, list[TraitLine]] = {pk: [] for pk in ids}
@@ -335,11 +336,11 @@ def _attributes(
     character: Character,
     abilities: Sequence,
     spent: dict[int, tuple[int, ...]],
-    tonight: dict[int, tuple[int, str]],
+    tonight: dict[int, tuple[int, str, str]],
 ) -> AttributeSheet:
     """Her :class:`AttributeSheet` from the rows :func:`character_sheets` read."""
     used = dict(zip(Character.POOLS, spent.get(character.pk, ()), strict=False))
-    damage, form = tonight.get(character.pk, (0, ""))
+    damage, form, fate = tonight.get(character.pk, (0, "", ""))
     return attribute_sheet_of(
         character,
         [(a.name, a.rating) for a in abilities],
@@ -347,6 +348,7 @@ def _attributes(
         rage_spent=used.get("rage", 0),
         damage=damage,
         form=form,
+        fate=fate,
     )
 
 

@@ -1,11 +1,16 @@
 """Combat rounds of By Night Studios' MET (``bns``): initiative, rounds and
-turns, actions, the per-round target limits and the immunity after a failed
-Mental or Social challenge.
+turns, actions, the per-round target limits, the free maneuver of a Physical
+focus (once per combat) and what successful maneuvers leave on a fighter
+(grappled, prone, blinded, unconscious; killed or staked takes her out).
 
 Source: seeds/002 "Resolving Combat", "Standard and Simple Actions",
 "Maximum Attacks Per Round", "Physical, Mental, and Social Attacks",
-"Retrying Failed Attacks", "Combat Maneuvers" (Burst of Speed, Grapple) and
-"Mass Combat"; RULES.md "``bns``".
+"Retrying Failed Attacks", "Combat Maneuvers" (Burst of Speed, Grapple,
+Knock Down, Blinding Attack, Knock Out, Pierce the Heart), "Physical Focuses
+in Combat" and "Mass Combat"; RULES.md "``bns``". The immunity after a failed
+Mental or Social challenge is not kept here: it is the challenge's rule
+(``challenges.rules.bns``, checked by ``open_challenge`` in a combat and out
+of one).
 
 This module tracks the combat only. It does not play the challenges (that is
 ``challenges.rules.bns``): it takes facts as plain arguments ("Helen attacks
@@ -26,6 +31,8 @@ joins the two. The moves, in order:
 4. The narrator may :func:`reorder` tied fighters, :func:`add_fighter`,
    :func:`remove_fighter`, :func:`set_rage_rounds`, :func:`grapple` /
    :func:`release`, and :func:`end_combat`.
+5. A challenge's result reaches the combat with :func:`inflict` (the web
+   layer passes each effect of a successful maneuver).
 
 Where the seed is silent the engine decides as data, never by ruleset name:
 initiative ties follow the caller's ``order_ties`` list then the name; who
@@ -44,8 +51,9 @@ from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from challenges.rules.bns.maneuvers import UNCONSCIOUS_SECONDS, Effect
 from challenges.rules.bns.sheet import initiative
-from challenges.rules.core import Category, Event, RulesError, _as, _norm
+from challenges.rules.core import Category, Event, RulesError, _as, more_minutes
 
 SCHEMA = 1
 """Version of :meth:`CombatState.to_dict`'s layout (key ``"schema"``)."""
@@ -66,11 +74,12 @@ class CombatOptions:
     ``grappled_counts``: a grappled character counts as the target of this
     many Physical challenges each round (seeds/002 "Combat Maneuvers",
     Grapple: 1). ``steps_per_action``: steps moved with one action (seeds/002
-    "Standard and Simple Actions": 3). ``immunity_seconds``: how long a
-    target is immune to an attacker's power after it failed against her
-    (seeds/002 "Retrying Failed Attacks": 10 minutes). ``grappler_steps``:
-    a grappler who moves more steps than this in one round lets go
-    (seeds/002 Grapple: 1).
+    "Standard and Simple Actions": 3). ``grappler_steps``: a grappler who
+    moves more steps than this in one round lets go (seeds/002 Grapple: 1).
+    ``prone_steps``: steps a prone fighter crawls with one action, or moves
+    as she stands up (seeds/002 Knock Down: 1). ``blind_clear_actions``:
+    simple actions a blinded fighter spends clearing her eyes (seeds/002
+    Blinding Attack: 2).
     """
 
     physical_per_round: int = 2
@@ -79,8 +88,9 @@ class CombatOptions:
     mental_social_everyman_only: bool = True
     grappled_counts: int = 1
     steps_per_action: int = 3
-    immunity_seconds: float = 600.0
     grappler_steps: int = 1
+    prone_steps: int = 1
+    blind_clear_actions: int = 2
 
     def limit(self, category: Category) -> int:
         """Most challenges of ``category`` one target may take in one round."""
@@ -106,14 +116,20 @@ class ActionKind(StrEnum):
 
 class ActionWhat(StrEnum):
     """What an action does: CHALLENGE (a standard action against a target),
-    MOVE (up to ``steps_per_action`` steps), OTHER (anything else: drawing a
-    weapon, clearing her eyes), ESCAPE (a grappled fighter's simple action to
-    best one grappler, seeds/002 Grapple)."""
+    MOVE (up to ``steps_per_action`` steps; a prone fighter crawls
+    ``prone_steps``), OTHER (anything else: drawing a weapon), ESCAPE (a
+    grappled fighter's simple action to best one grappler, seeds/002
+    Grapple), STAND_UP (a prone fighter's simple action, moving up to
+    ``prone_steps``, seeds/002 Knock Down), CLEAR_EYES (a blinded fighter's
+    simple action; ``blind_clear_actions`` of them end it, seeds/002
+    Blinding Attack)."""
 
     CHALLENGE = "challenge"
     MOVE = "move"
     OTHER = "other"
     ESCAPE = "escape"
+    STAND_UP = "stand_up"
+    CLEAR_EYES = "clear_eyes"
 
 
 @dataclass(frozen=True)
@@ -125,7 +141,12 @@ class Fighter:
     not lower it). ``rage_rounds``: how many Rage rounds of each turn she acts
     in (≥ 0; the seed is silent on who acts in them: the narrator sets it).
     ``grappled_by``: ids of the fighters grappling her; ``grappled_since``:
-    ``(turn, rage_round)`` in which the grapple began.
+    ``(turn, rage_round)`` in which the grapple began. ``focus_used``: her
+    Physical focus's free maneuver is spent for the rest of the combat
+    (seeds/002 "Physical Focuses in Combat"). ``prone``: lying on the ground
+    (Knock Down); ``blinded``: simple actions she must still spend clearing
+    her eyes (Blinding Attack; 0: she sees); ``unconscious_until``: epoch
+    seconds her Knock Out ends (None: awake). These last the combat through.
 
     The rest is this round's and is reset by each new round: ``done`` (her
     initiative is over), ``standard_used``, ``simple_used``, ``steps`` moved,
@@ -142,6 +163,10 @@ class Fighter:
     rage_rounds: int = 0
     grappled_by: tuple[int, ...] = ()
     grappled_since: tuple[int, int] | None = None
+    focus_used: bool = False
+    prone: bool = False
+    blinded: int = 0
+    unconscious_until: float | None = None
     done: bool = False
     standard_used: bool = False
     simple_used: bool = False
@@ -161,6 +186,10 @@ class Fighter:
     def initiative(self) -> int:
         """The higher of Physical and Mental (:func:`challenges.rules.bns.sheet.initiative`)."""
         return initiative(self.physical, self.mental)
+
+    def unconscious(self, now: float) -> bool:
+        """Knocked out and not yet awake at ``now`` (epoch seconds)."""
+        return self.unconscious_until is not None and self.unconscious_until > now
 
     def used(self, kind: ActionKind) -> bool:
         """She has used her ``kind`` action this round."""
@@ -186,6 +215,12 @@ class Fighter:
             rage_rounds=int(d.get("rage_rounds", 0)),
             grappled_by=tuple(int(i) for i in d.get("grappled_by", ())),
             grappled_since=None if since is None else (int(since[0]), int(since[1])),
+            focus_used=bool(d.get("focus_used", False)),
+            prone=bool(d.get("prone", False)),
+            blinded=int(d.get("blinded", 0)),
+            unconscious_until=(
+                None if d.get("unconscious_until") is None else float(d["unconscious_until"])
+            ),
             done=bool(d.get("done", False)),
             standard_used=bool(d.get("standard_used", False)),
             simple_used=bool(d.get("simple_used", False)),
@@ -250,17 +285,6 @@ class Attack:
 
 
 @dataclass(frozen=True)
-class PowerImmunity:
-    """``target`` is immune to ``attacker``'s use of ``power`` until
-    ``until`` (epoch seconds). seeds/002 "Retrying Failed Attacks"."""
-
-    target: int
-    attacker: int
-    power: str
-    until: float
-
-
-@dataclass(frozen=True)
 class CombatState:
     """The whole state of one combat; moves return new ones.
 
@@ -269,8 +293,7 @@ class CombatState:
     everyman round, then 1 … the most ``rage_rounds`` of any fighter): the
     round being played. ``surprise``: the fighter whose Surprise Action is
     still to come (None once taken or if there is none). ``attacks``: every
-    challenge of the combat, oldest first; ``immunities``: every immunity
-    won (expired ones included; they are compared with ``now``).
+    challenge of the combat, oldest first.
     ``round_since``: epoch seconds when this round began; ``ended``: the
     narrator ended the combat. ``options``: the rule numbers. ``removed``:
     fighters the narrator took out, as they were (their round's fields
@@ -283,7 +306,6 @@ class CombatState:
     rage_round: int = 0
     surprise: int | None = None
     attacks: tuple[Attack, ...] = ()
-    immunities: tuple[PowerImmunity, ...] = ()
     round_since: float = 0.0
     ended: bool = False
     options: CombatOptions = BNS_COMBAT
@@ -341,22 +363,6 @@ class CombatState:
                 n += self.options.grappled_counts
         return n
 
-    def immune(self, target: int, attacker: int, power: str, now: float) -> PowerImmunity | None:
-        """The immunity of ``target`` to ``attacker``'s ``power`` still
-        running at ``now`` (case and spacing of the power ignored), or None."""
-        key = _norm(power)
-        return next(
-            (
-                i
-                for i in self.immunities
-                if i.target == target
-                and i.attacker == attacker
-                and _norm(i.power) == key
-                and i.until > now
-            ),
-            None,
-        )
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON- and msgpack-safe dict (``"schema"``: layout version).
         Lossless: ``CombatState.from_dict(s.to_dict()) == s``."""
@@ -367,7 +373,6 @@ class CombatState:
             "rage_round": self.rage_round,
             "surprise": self.surprise,
             "attacks": [a.to_dict() for a in self.attacks],
-            "immunities": [[i.target, i.attacker, i.power, i.until] for i in self.immunities],
             "round_since": self.round_since,
             "ended": self.ended,
             "options": asdict(self.options),
@@ -388,9 +393,6 @@ class CombatState:
             rage_round=int(d["rage_round"]),
             surprise=None if surprise is None else int(surprise),
             attacks=tuple(Attack.from_dict(a) for a in d["attacks"]),
-            immunities=tuple(
-                PowerImmunity(int(t), int(a), str(p), float(u)) for t, a, p, u in d["immunities"]
-            ),
             round_since=float(d["round_since"]),
             ended=bool(d["ended"]),
             removed=tuple(Fighter.from_dict(f) for f in d.get("removed", ())),
@@ -488,19 +490,33 @@ def _unused(who: Fighter, kind: ActionKind) -> None:
 
 
 def _steps(state: CombatState, who: Fighter, steps: Any) -> int:
-    most = state.options.steps_per_action
+    most = state.options.prone_steps if who.prone else state.options.steps_per_action
     if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= most:
+        if who.prone:
+            raise RulesError(f"{who.name} is prone: she crawls {_steps_word(most)} at most.")
         raise RulesError(f"One action moves 0 to {most} steps.")
     if steps and who.grappled_by:
         raise RulesError(f"{who.name} is grappled: she cannot move.")
     return steps
 
 
-def _may_tactic(state: CombatState, who: Fighter, kind: ActionKind) -> None:
+def _steps_word(n: int) -> str:
+    return f"{_COUNT.get(n, str(n))} step" + ("" if n == 1 else "s")
+
+
+def _awake(who: Fighter, now: float) -> None:
+    """RulesError while ``who`` is knocked out (seeds/002 Knock Out)."""
+    if who.unconscious(now):
+        left = (who.unconscious_until or now) - now
+        raise RulesError(f"{who.name} is unconscious for {more_minutes(left)}.")
+
+
+def _may_tactic(state: CombatState, who: Fighter, kind: ActionKind, now: float) -> None:
     """``who`` may spend her ``kind`` action on a mass combat tactic now:
     before her initiative, during it, or after it if she held it
-    (seeds/002 "Mass Combat")."""
+    (seeds/002 "Mass Combat"), awake."""
     _live(state)
+    _awake(who, now)
     _not_before_surprise(state, who)
     if state.surprise is not None:
         raise RulesError("A mass combat tactic waits until the Surprise Action is over.")
@@ -536,13 +552,6 @@ def _check_challenge(
             raise RulesError(f"{category.label} challenges are made only in the everyman round.")
         if not power:
             raise RulesError(f"Name the power of this {category.label} challenge.")
-        immunity = state.immune(victim.fighter_id, who.fighter_id, power, now)
-        if immunity is not None:
-            minutes = max(1, int((immunity.until - now + 59) // 60))
-            raise RulesError(
-                f"{victim.name} is immune to {who.name}'s {power} for"
-                f" {minutes} more minute{'s' if minutes != 1 else ''}."
-            )
     elif who.grappled_by:
         raise RulesError(f"{who.name} is grappled: her standard action cannot be Physical.")
     limit = state.options.limit(category)
@@ -712,6 +721,13 @@ def start_combat(
     return CombatTransition(state, (Event("combat_started", data),))
 
 
+_SIMPLE_ONLY = {
+    ActionWhat.ESCAPE: "Escaping a grapple takes your simple action.",
+    ActionWhat.STAND_UP: "Standing up takes your simple action.",
+    ActionWhat.CLEAR_EYES: "Clearing your eyes takes your simple action.",
+}
+
+
 def take_action(
     state: CombatState,
     *,
@@ -724,6 +740,7 @@ def take_action(
     category: Category | None = None,
     power: str = "",
     failed: bool | None = None,
+    focus: bool = False,
 ) -> CombatTransition:
     """``fighter`` takes her ``kind`` action on her initiative (or as her
     Surprise Action, which ends the Surprise phase). ``what``:
@@ -735,19 +752,28 @@ def take_action(
       Assist Attacker if Physical.
     - MOVE: ``steps`` (1 to ``steps_per_action``; 6 in a round with both).
     - OTHER: anything else, ``steps`` optional.
+      ``focus``: the challenge carries her Physical focus's free maneuver,
+      spent for the rest of the combat (``focus_used``).
     - ESCAPE (simple only): a grappled fighter tries to best ``target``, one
       of her grapplers; :func:`release` if she wins.
+    - STAND_UP (simple only): a prone fighter stands, moving ``steps`` (up
+      to ``prone_steps``). A prone fighter's MOVE crawls ``prone_steps``.
+    - CLEAR_EYES (simple only): a blinded fighter spends one of the
+      ``blind_clear_actions`` simple actions that end it.
 
     A grappler who targets someone else or moves too far lets go.
     Events "action" and, for a challenge, "attacked" {attack, attacker,
     target, category, power}. RulesError (nothing changes): the combat is
-    over; not her initiative; that action used; a challenge as a simple
-    action; steps out of range or grappled; no target or category; herself;
-    Mental/Social outside the everyman round or without a power; immune;
-    the target's limit reached ("Grady has already been the target of two
-    Physical challenges this round."). seeds/002 "Standard and Simple
+    over; not her initiative; she is unconscious; that action used; a
+    challenge as a simple action; steps out of range, grappled or prone; no
+    target or category; herself; Mental/Social outside the everyman round or
+    without a power; her focus's free maneuver used already ("Helen has used
+    her focus's free maneuver this combat."); standing up when not prone,
+    clearing eyes when not blinded; the target's limit reached ("Grady has
+    already been the target of two Physical challenges this round."). seeds/002 "Standard and Simple
     Actions", "Maximum Attacks Per Round", "Physical, Mental, and Social
-    Attacks", "Retrying Failed Attacks", Grapple."""
+    Attacks", "Physical Focuses in Combat", Grapple, Knock Down, Blinding
+    Attack, Knock Out."""
     who = state.fighter(fighter)
     try:
         kind, what = ActionKind(kind), ActionWhat(what)
@@ -756,8 +782,13 @@ def take_action(
             "An action is standard or simple: a challenge, a move, an escape or another."
         ) from None
     _on_initiative(state, who)
+    _awake(who, now)
     _unused(who, kind)
     steps = _steps(state, who, steps)
+    if what in (ActionWhat.ESCAPE, ActionWhat.STAND_UP, ActionWhat.CLEAR_EYES) and (
+        kind is not ActionKind.SIMPLE
+    ):
+        raise RulesError(_SIMPLE_ONLY[what])
     events: list[Event] = []
     attack: Attack | None = None
     named: int | None = None
@@ -782,12 +813,24 @@ def take_action(
         named = victim.fighter_id
         if assisted is not None:
             who = replace(who, assist_from=None)
+        if focus:
+            if who.focus_used:
+                raise RulesError(f"{who.name} has used her focus's free maneuver this combat.")
+            if category is not Category.PHYSICAL:
+                raise RulesError("A focus's free maneuver goes with a Physical attack.")
+            who = replace(who, focus_used=True)
     elif what is ActionWhat.ESCAPE:
-        if kind is not ActionKind.SIMPLE:
-            raise RulesError("Escaping a grapple takes your simple action.")
         if target not in who.grappled_by:
             raise RulesError(f"{who.name} must best one of the characters grappling her.")
         named = target
+    elif what is ActionWhat.STAND_UP:
+        if not who.prone:
+            raise RulesError(f"{who.name} is not prone.")
+        who = replace(who, prone=False)
+    elif what is ActionWhat.CLEAR_EYES:
+        if not who.blinded:
+            raise RulesError(f"{who.name} is not blinded.")
+        who = replace(who, blinded=who.blinded - 1)
     elif what is ActionWhat.MOVE and not steps:
         raise RulesError("Say how many steps you move.")
     standard = kind is ActionKind.STANDARD
@@ -830,13 +873,11 @@ def take_action(
 
 
 def settle_attack(state: CombatState, *, attack: int, failed: bool, now: float) -> CombatTransition:
-    """The web layer says how challenge ``attack`` ended. A failed Mental or
-    Social challenge makes its target immune to that attacker's use of that
-    power for ``immunity_seconds`` from ``now`` (another attacker, or another
-    power, is still allowed); a failed Physical attack may simply be tried
-    again on a later action. Event "attack_settled" (and "immune").
-    RulesError: no such attack, or settled already. seeds/002 "Retrying
-    Failed Attacks"."""
+    """The web layer says how challenge ``attack`` ended; a failed Physical
+    attack may simply be tried again on a later action (the immunity after
+    a failed Mental or Social one is the challenge's, ``challenges.rules.bns``).
+    Event "attack_settled". RulesError: no such attack, or settled already.
+    seeds/002 "Retrying Failed Attacks"."""
     if not isinstance(attack, int) or not 0 <= attack < len(state.attacks):
         raise RulesError("There is no such challenge in this combat.")
     record = state.attacks[attack]
@@ -844,26 +885,8 @@ def settle_attack(state: CombatState, *, attack: int, failed: bool, now: float) 
         raise RulesError("That challenge is already settled.")
     record = replace(record, failed=bool(failed))
     attacks = (*state.attacks[:attack], record, *state.attacks[attack + 1 :])
-    events = [Event("attack_settled", {"attack": attack, "failed": bool(failed)})]
-    immunities = state.immunities
-    if record.failed and record.category is not Category.PHYSICAL and record.power:
-        until = now + state.options.immunity_seconds
-        immunities = (
-            *immunities,
-            PowerImmunity(record.target, record.attacker, record.power, until),
-        )
-        events.append(
-            Event(
-                "immune",
-                {
-                    "target": record.target,
-                    "attacker": record.attacker,
-                    "power": record.power,
-                    "until": until,
-                },
-            )
-        )
-    return CombatTransition(replace(state, attacks=attacks, immunities=immunities), tuple(events))
+    events = (Event("attack_settled", {"attack": attack, "failed": bool(failed)}),)
+    return CombatTransition(replace(state, attacks=attacks), events)
 
 
 def advance(state: CombatState, *, by: int | None, now: float) -> CombatTransition:
@@ -918,6 +941,7 @@ def burst_of_speed(
     :func:`take_action`. seeds/002 "Combat Maneuvers", Burst of Speed."""
     who = state.fighter(fighter)
     _live(state)
+    _awake(who, now)
     _not_before_surprise(state, who)
     if state.surprise is not None:
         raise RulesError("Burst of Speed waits until the Surprise Action is over.")
@@ -966,7 +990,7 @@ def assist_defender(
     _live(state)
     if who.shielded:
         raise RulesError(f"{who.name} has already assisted a defender this round.")
-    _may_tactic(state, who, ActionKind.SIMPLE)
+    _may_tactic(state, who, ActionKind.SIMPLE, now)
     if not isinstance(attack, int) or not 0 <= attack < len(state.attacks):
         raise RulesError("There is no such challenge in this combat.")
     record = state.attacks[attack]
@@ -1012,7 +1036,7 @@ def assist_attacker(
     Combat"."""
     who = state.fighter(helper)
     ally = state.fighter(attacker)
-    _may_tactic(state, who, ActionKind.STANDARD)
+    _may_tactic(state, who, ActionKind.STANDARD, now)
     if helper == attacker:
         raise RulesError("Assist Attacker helps another character.")
     if ally.assist_from is not None:
@@ -1175,6 +1199,50 @@ def release(state: CombatState, *, fighter: int, now: float) -> CombatTransition
     return CombatTransition(state, (Event("grapple_released", {"fighter": fighter, "by": None}),))
 
 
+def inflict(
+    state: CombatState,
+    *,
+    fighter: int,
+    by: int,
+    effect: Effect | str,
+    now: float,
+    until: float | None = None,
+) -> CombatTransition:
+    """What ``by``'s successful maneuver does to ``fighter`` in the combat,
+    as the web layer learnt it from the challenge (``challenges.rules.bns``
+    ``effects_of``): GRAPPLED, grappled by ``by`` (:func:`grapple`; nothing
+    more if she already is); PRONE, on the ground until she stands up
+    (:data:`ActionWhat.STAND_UP`); BLINDED, until she spends
+    ``blind_clear_actions`` simple actions clearing her eyes; UNCONSCIOUS,
+    she cannot act until ``until`` (default ``now`` + 10 minutes); KILLED or
+    STAKED, out of the combat (:func:`remove_fighter`); DISARMED, only
+    recorded. Events "inflicted" {"fighter", "by", "effect"} and the
+    move's own. RulesError: not in the combat, an unknown effect, the
+    combat is over. seeds/002 "Combat Maneuvers"."""
+    _live(state)
+    who = state.fighter(fighter)
+    try:
+        effect = Effect(effect)
+    except ValueError:
+        raise RulesError(f"There is no maneuver effect called {effect!r}.") from None
+    events = [Event("inflicted", {"fighter": fighter, "by": by, "effect": effect.value})]
+    if effect is Effect.GRAPPLED:
+        if by in who.grappled_by:
+            return CombatTransition(state, tuple(events))
+        step = grapple(state, fighter=fighter, by=by, now=now)
+        return CombatTransition(step.state, (*events, *step.events))
+    if effect in (Effect.KILLED, Effect.STAKED):
+        step = remove_fighter(state, fighter=fighter, reason=effect.label, now=now)
+        return CombatTransition(step.state, (*events, *step.events))
+    if effect is Effect.PRONE:
+        who = replace(who, prone=True)
+    elif effect is Effect.BLINDED:
+        who = replace(who, blinded=state.options.blind_clear_actions)
+    elif effect is Effect.UNCONSCIOUS:
+        who = replace(who, unconscious_until=now + UNCONSCIOUS_SECONDS if until is None else until)
+    return CombatTransition(_put(state, who), tuple(events))
+
+
 def end_combat(state: CombatState, *, now: float, reason: str = "") -> CombatTransition:
     """A narrator ends the combat; every later move is refused. Event
     "combat_ended". RulesError: already over."""
@@ -1195,12 +1263,14 @@ class LegalActions:
     ``acting``: it is her initiative (or her Surprise Action). ``standard``
     / ``simple``: she may take that action now with :func:`take_action`.
     ``steps``: most steps one move action may take now (0: she cannot
-    move). ``targets``: ``(target id, categories)`` she may challenge now
-    (by the round and the limits); ``immune``: ``(target id, power,
-    until)`` uses of a power refused until then. ``escape``: grapplers she
-    may try to best. ``advance`` / ``hold`` / ``burst``: those moves are
-    open to her. ``assist_defender``: attack ids she may shield;
-    ``assist_attacker``: fighter ids she may assist.
+    move; a prone fighter crawls ``prone_steps``). ``targets``: ``(target
+    id, categories)`` she may challenge now (by the round and the limits;
+    a power's immunity is the challenge's to refuse). ``escape``: grapplers
+    she may try to best. ``stand_up`` / ``clear_eyes``: a prone or blinded
+    fighter's simple action. ``advance`` / ``hold`` / ``burst``: those
+    moves are open to her. ``assist_defender``: attack ids she may shield;
+    ``assist_attacker``: fighter ids she may assist. An unconscious fighter
+    may only end her initiative.
     """
 
     fighter: int
@@ -1209,8 +1279,9 @@ class LegalActions:
     simple: bool = False
     steps: int = 0
     targets: tuple[tuple[int, tuple[Category, ...]], ...] = ()
-    immune: tuple[tuple[int, str, float], ...] = ()
     escape: tuple[int, ...] = ()
+    stand_up: bool = False
+    clear_eyes: bool = False
     advance: bool = False
     hold: bool = False
     burst: bool = False
@@ -1234,14 +1305,15 @@ _ANY_POWER = "\x00"
 def legal_actions(state: CombatState, fighter_id: int, now: float) -> LegalActions:
     """Every move open to ``fighter_id`` now, computed with the moves' own
     checks (so a listed move is accepted, an unlisted one refused; a
-    challenge's power may still meet an immunity listed in ``immune``).
+    challenge's power may still meet an immunity, ``challenges.rules.bns``).
     RulesError if she is not in the combat."""
     who = state.fighter(fighter_id)
     if state.ended:
         return LegalActions(fighter=fighter_id)
     acting = _ok(_on_initiative, state, who)
-    standard = acting and not who.standard_used
-    simple = acting and not who.simple_used
+    awake = not who.unconscious(now)
+    standard = acting and awake and not who.standard_used
+    simple = acting and awake and not who.simple_used
     targets: list[tuple[int, tuple[Category, ...]]] = []
     for other in state.fighters if standard else ():
         cats = tuple(
@@ -1259,21 +1331,18 @@ def legal_actions(state: CombatState, fighter_id: int, now: float) -> LegalActio
         )
         if cats:
             targets.append((other.fighter_id, cats))
-    immune = tuple(
-        (i.target, i.power, i.until)
-        for i in state.immunities
-        if i.attacker == fighter_id and i.until > now
-    )
     moving = (standard or simple) and not who.grappled_by
+    most = state.options.prone_steps if who.prone else state.options.steps_per_action
     return LegalActions(
         fighter=fighter_id,
         acting=acting,
         standard=standard,
         simple=simple,
-        steps=state.options.steps_per_action if moving else 0,
+        steps=most if moving else 0,
         targets=tuple(targets),
-        immune=immune,
         escape=who.grappled_by if simple else (),
+        stand_up=simple and who.prone,
+        clear_eyes=simple and who.blinded > 0,
         advance=acting,
         hold=_ok(hold, state, fighter=fighter_id, now=now),
         burst=_ok(burst_of_speed, state, fighter=fighter_id, what=ActionWhat.OTHER, now=now),
@@ -1301,9 +1370,10 @@ def describe(state: CombatState, now: float | None = None) -> dict[str, Any]:
     None, "surprise": id or None, "ended", "round_since", "order": [{"id",
     "name", "initiative", "rage_rounds", "in_round", "done", "held",
     "standard_left", "simple_left", "steps", "grappled_by", "targeted":
-    {"physical": n, "social": n, "mental": n}, "limits": {same}}, ...]}``;
-    with ``now``, also ``"immunities": [[target, attacker, power,
-    seconds left]]`` still running."""
+    {"physical": n, "social": n, "mental": n}, "limits": {same},
+    "focus_used", "conditions": [words, ...] (:func:`conditions`)}, ...]}``.
+    ``now``: epoch seconds for an unconscious fighter's minutes left (None:
+    every Knock Out not marked over counts)."""
     acting = whose_turn(state)
     order = []
     for f in state.fighters:
@@ -1321,6 +1391,8 @@ def describe(state: CombatState, now: float | None = None) -> dict[str, Any]:
                 "simple_left": _left(state, f, ActionKind.SIMPLE),
                 "steps": f.steps,
                 "grappled_by": list(f.grappled_by),
+                "focus_used": f.focus_used,
+                "conditions": conditions(state, f, now),
                 "targeted": {c.value: state.targeted(f.fighter_id, c) for c in Category},
                 "limits": {c.value: state.options.limit(c) for c in Category},
             }
@@ -1336,10 +1408,29 @@ def describe(state: CombatState, now: float | None = None) -> dict[str, Any]:
         "round_since": state.round_since,
         "order": order,
     }
-    if now is not None:
-        out["immunities"] = [
-            [i.target, i.attacker, i.power, i.until - now]
-            for i in state.immunities
-            if i.until > now
-        ]
+    return out
+
+
+def conditions(state: CombatState, f: Fighter, now: float | None = None) -> list[str]:
+    """What successful maneuvers left on ``f``, in words for the phones and
+    the dashboard: "grappled by Helen", "prone", "blinded (2 simple actions
+    to clear)", "unconscious (10 more minutes)" (at ``now``, epoch seconds;
+    None: "unconscious"), and "focus's free maneuver used". seeds/002
+    "Combat Maneuvers", "Physical Focuses in Combat"."""
+    names = {x.fighter_id: x.name for x in (*state.fighters, *state.removed)}
+    out = []
+    if f.grappled_by:
+        out.append("grappled by " + ", ".join(names.get(i, "?") for i in f.grappled_by))
+    if f.prone:
+        out.append("prone")
+    if f.blinded:
+        n = f.blinded
+        out.append(f"blinded ({n} simple action{'s' if n != 1 else ''} to clear)")
+    if f.unconscious_until is not None and (now is None or f.unconscious(now)):
+        if now is None:
+            out.append("unconscious")
+        else:
+            out.append(f"unconscious ({more_minutes(f.unconscious_until - now)})")
+    if f.focus_used:
+        out.append("focus's free maneuver used")
     return out

@@ -8,6 +8,7 @@ reasoned about on its own. Rule sources are cited as seeds/000 "Heading"
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum, IntEnum, StrEnum
 from typing import Any, NamedTuple, TypeVar
@@ -272,6 +273,34 @@ class Immunity:
     until: float
 
 
+def more_minutes(seconds: float) -> str:
+    """Time left in words, rounded up to whole minutes, at least one: "9 more
+    minutes", "1 more minute" (an immunity, a Knock Out)."""
+    n = max(1, int((seconds + 59) // 60))
+    return f"{n} more minute{'s' if n != 1 else ''}"
+
+
+def immunity_to(
+    immunities: Sequence[Immunity], attacker_id: int | None, power: str, now: float
+) -> Immunity | None:
+    """The one immunity check of every ruleset: the immunity among
+    ``immunities`` (a target's) to ``attacker_id``'s use of ``power`` still
+    running at ``now`` (epoch seconds; case and spacing of the power
+    ignored), or None. Another attacker or another power is never refused.
+    seeds/004 "Retrying The Test In An Ability-Based Challenge" (ukm: won by
+    a Willpower retest), seeds/002 "Retrying Failed Attacks" (bns: after a
+    failed Mental or Social challenge)."""
+    key = _norm(power)
+    return next(
+        (
+            i
+            for i in immunities
+            if i.attacker_id == attacker_id and _norm(i.power) == key and i.until > now
+        ),
+        None,
+    )
+
+
 @dataclass(frozen=True)
 class Combatant:
     """A character as the engine sees her tonight: her Traits and health, and
@@ -328,16 +357,9 @@ class Combatant:
         return next((w for w in self.weapons if _norm(w.name) == key), None)
 
     def immune_to(self, attacker_id: int, power: str, now: float) -> Immunity | None:
-        """Her immunity to ``attacker_id``'s ``power`` still running at ``now``."""
-        key = _norm(power)
-        return next(
-            (
-                i
-                for i in self.immunities
-                if i.attacker_id == attacker_id and _norm(i.power) == key and i.until > now
-            ),
-            None,
-        )
+        """Her immunity to ``attacker_id``'s ``power`` still running at ``now``
+        (:func:`immunity_to`)."""
+        return immunity_to(self.immunities, attacker_id, power, now)
 
     def count(self, category: Category, *, stamina_only: bool = False) -> int:
         """Trait count in ``category``: the sum of ``count`` of her non-negative

@@ -11,8 +11,10 @@ each side's Willpower as it stands tonight, asks :mod:`challenges.rules.bns`
 for the move, then saves the state (``stage``/``outcome`` columns filled as
 the MET ones, so dashboards and history sort it), a Test row per test with
 both throws, the engine's events, Willpower spent on each side's presence,
-and on a result the damage into the defender's presence and one "effect"
-Event per effect; ids are broadcast after commit. Which engine a chronicle
+and on a result the damage into the defender's presence, her fate when
+Pierce the Heart killed or staked her, one "effect" Event per effect, the
+Immunity row of a failed Mental or Social challenge, and what the effects
+do in the combat holding them; ids are broadcast after commit. Which engine a chronicle
 plays is read from its ruleset's flags (``Ruleset.test_pools``).
 """
 
@@ -35,7 +37,7 @@ from challenges.realtime import (
     narrators_group,
 )
 from challenges.rows import committed_rows
-from challenges.rules import Outcome, RulesError, Side, Stage, bns, get_ruleset
+from challenges.rules import Immunity, Outcome, RulesError, Side, Stage, bns, get_ruleset
 from challenges.rules.engine import Chooser
 from challenges.services._core import (
     _PRESENCE,
@@ -51,10 +53,11 @@ from challenges.services._core import (
 )
 from challenges.services._reads import _presence_seats
 from challenges.services._writes import _MOVED_FIELDS, _RULED_FIELDS, _side
-from challenges.services.combat import combat_note_challenge
+from challenges.services.combat import combat_fighter_now, combat_note_challenge
 from challenges.services.rulings import _reason, _rule
 from characters.attribute_sheets import AttributeSheet, attribute_sheets
 from characters.models import Character, Chronicle, GameSession, Presence
+from characters.models import Immunity as ImmunityRow
 
 MAX_MANEUVERS_SENT = 4  # maneuvers in one frame: above the rule's two, a guard
 
@@ -85,13 +88,22 @@ def test_pools_played(chronicle: Chronicle) -> bool:
         return False
 
 
-def fighter_of(character: Character, sheet: AttributeSheet) -> bns.Fighter:
+def fighter_of(
+    character: Character,
+    sheet: AttributeSheet,
+    *,
+    free_maneuver_used: bool = False,
+    immunities: Sequence[Immunity] = (),
+) -> bns.Fighter:
     """The engine's :class:`~challenges.rules.bns.Fighter` of ``character``
     from her sheet tonight (``characters.attribute_sheets``): Attributes,
     Skills by name, current Willpower (``willpower_left``) of her permanent
     rating, her Physical focus, the wound track tonight's damage has reached
     (Healthy for a Stock NPC, who has none), Stock NPC and "cannot be knocked
-    out" as on the sheet. No query."""
+    out" as on the sheet (a vampire never can be, seeds/002 Knock Out), and
+    mortal or vampire from her sheet's creature (Pierce the Heart). The
+    caller adds ``free_maneuver_used`` (her combat's record) and her
+    ``immunities`` tonight (:func:`immunities_of`). No query."""
     track = sheet.wound_track.casefold() or bns.WoundTrack.HEALTHY.value
     return bns.Fighter(
         name=character.name,
@@ -104,9 +116,40 @@ def fighter_of(character: Character, sheet: AttributeSheet) -> bns.Fighter:
         focus=sheet.focus or None,
         stock_npc=sheet.stock_npc,
         wound_track=_TRACKS.get(track, bns.WoundTrack.HEALTHY),
-        knockout_immune=sheet.no_knockout,
+        knockout_immune=sheet.no_knockout or sheet.creature == "vampire",
+        mortal=sheet.creature == "mortal",
+        vampire=sheet.creature == "vampire",
+        immunities=tuple(immunities),
+        free_maneuver_used=free_maneuver_used,
         character_id=character.pk,
     )
+
+
+def immunities_of(
+    session_id: int, character_id: int, attacker_id: int, now: float
+) -> list[Immunity]:
+    """``character_id``'s immunities to ``attacker_id`` at the session still
+    running at ``now`` (epoch seconds), from the Immunity rows (one query):
+    the one store of the rule, in a combat and out of one, so it outlasts a
+    restart. seeds/002 "Retrying Failed Attacks"."""
+    rows = ImmunityRow.objects.filter(
+        session_id=session_id,
+        character_id=character_id,
+        attacker_id=attacker_id,
+        until__gt=datetime.fromtimestamp(now, tz=UTC),
+    ).values_list("power", "until")
+    return [Immunity(attacker_id, power, until.timestamp()) for power, until in rows]
+
+
+def _fate_refusal(character: Character, sheet: AttributeSheet, *, attacker: bool) -> str:
+    """Why ``character`` may not take part tonight ("" if she may): dead,
+    she neither challenges nor is challenged; staked, she cannot challenge
+    (seeds/002 Pierce the Heart)."""
+    if sheet.fate == "dead":
+        return f"{character.name} is dead."
+    if sheet.fate == "staked" and attacker:
+        return f"{character.name} is staked: she cannot act."
+    return ""
 
 
 def _maneuvers(raw: Sequence[str]) -> list[tuple[str, str] | str]:
@@ -147,10 +190,13 @@ def bns_open(
     "knock_out:focus" (her Physical focus's free maneuver). ``surprise``,
     ``first_round``: the target is surprised in the first round of combat
     (Knock Out needs both); ``staking``: the weapon stakes (Pierce the Heart).
-    An auto-answering NPC defender answers at once. Returns the challenge.
-    Raises ActionRefused (not her character, not present or on a break, a
-    chronicle that does not play test pools, time out), RulesError (an
-    illegal attack or maneuver), AlreadyDone (repeated ``msg_id``).
+    Inside a combat, the combat says whether her focus's free maneuver is
+    spent and whether she is blinded (she then misses without Fighting
+    Blind). An auto-answering NPC defender answers at once. Returns the
+    challenge. Raises ActionRefused (not her character, not present or on a
+    break, dead or staked, a chronicle that does not play test pools, time
+    out), RulesError (an illegal attack or maneuver, a defender immune to
+    her power), AlreadyDone (repeated ``msg_id``).
     seeds/002 "Tests and Challenges", "Common Test Pools", "Combat Maneuvers".
     """
     _ensure_player(user, attacker)
@@ -180,9 +226,23 @@ def bns_open(
                     f"nobody can challenge {character.name} now."
                 )
         sheets = attribute_sheets([attacker, defender], session)
+        for character, attacks in ((attacker, True), (defender, False)):
+            refusal = _fate_refusal(character, sheets[character.pk], attacker=attacks)
+            if refusal:
+                raise ActionRefused(refusal)
+        now = _now()
+        in_combat = combat_fighter_now(session.pk, attacker.pk)
         transition = bns.open_challenge(
-            attacker=fighter_of(attacker, sheets[attacker.pk]),
-            defender=fighter_of(defender, sheets[defender.pk]),
+            attacker=fighter_of(
+                attacker,
+                sheets[attacker.pk],
+                free_maneuver_used=in_combat is not None and in_combat.focus_used,
+            ),
+            defender=fighter_of(
+                defender,
+                sheets[defender.pk],
+                immunities=immunities_of(session.pk, defender.pk, attacker.pk, now),
+            ),
             attack=attack,
             power=power or "",
             power_skill=power_skill or "",
@@ -190,7 +250,8 @@ def bns_open(
             surprise=bool(surprise),
             first_round=bool(first_round),
             staking=bool(staking),
-            now=_now(),
+            attacker_blind=in_combat is not None and in_combat.blinded > 0,
+            now=now,
         )
         # In a combat, the round's rules first (seeds/002 "Maximum Attacks Per
         # Round"): refused here, nothing of the challenge is saved.
@@ -201,6 +262,7 @@ def bns_open(
             category=transition.state.attack.category.value,
             power=transition.state.power,
             failed=None,
+            focus=transition.state.focus_used,
             now=transition.state.stage_since,
         )
         challenge = Challenge(
@@ -443,6 +505,13 @@ def _save(
             changed.add(who)
     if newly_resolved:
         target = state.defender.character_id
+        _save_immunity(challenge, state)
+        fate = _fate_of(state)
+        if fate and target is not None:
+            Presence.objects.filter(session_id=challenge.session_id, character_id=target).update(
+                fate=fate
+            )
+            changed.add(target)
         if state.damage and target is not None:
             Presence.objects.filter(session_id=challenge.session_id, character_id=target).update(
                 damage=F("damage") + state.damage
@@ -468,9 +537,11 @@ def _save(
                 changed.add(target)
     Event.objects.bulk_create(events)
     if newly_resolved:
-        # Settles it in the combat holding them, if any: a failed Mental or
-        # Social challenge makes the defender immune to that power (seeds/002
-        # "Retrying Failed Attacks"); a voided one counts, but fails nobody.
+        # Settles it in the combat holding them, if any, with what the
+        # maneuvers did (grappled, prone, blinded, unconscious; killed or
+        # staked takes her out) and a won escape (seeds/002 "Combat
+        # Maneuvers"); a voided one counts, but fails nobody.
+        won = state.result in (bns.Result.SUCCESS, bns.Result.EXCEPTIONAL)
         combat_note_challenge(
             session=challenge.session,
             attacker=challenge.challenger,
@@ -478,6 +549,8 @@ def _save(
             category=state.attack.category.value,
             power=state.power,
             failed=state.result is bns.Result.FAILURE,
+            effects=[(i.effect.value, i.until) for i in state.effects],
+            escaped=won and state.escape,
             now=state.stage_since,
         )
 
@@ -500,6 +573,32 @@ def _save(
             session_id=challenge.session_id,
         )
     return challenge
+
+
+_FATES = {bns.Effect.KILLED: "dead", bns.Effect.STAKED: "staked"}
+
+
+def _fate_of(state: bns.BnsChallengeState) -> str:
+    """ "dead" or "staked" when a resolved Pierce the Heart left the
+    defender so (her presence's ``fate``), else ""."""
+    return next((_FATES[i.effect] for i in state.effects if i.effect in _FATES), "")
+
+
+def _save_immunity(challenge: Challenge, state: bns.BnsChallengeState) -> None:
+    """The Immunity row of a failed Mental or Social challenge: the defender
+    is immune to the attacker's use of that power until ``immune_until``
+    (``BnsOptions.immunity_seconds`` after it ended), in a combat or out of
+    one; :func:`bns_open` reads it back (:func:`immunities_of`). seeds/002
+    "Retrying Failed Attacks"."""
+    if state.immune_until is None or not challenge.challenger_id or not challenge.defender_id:
+        return
+    ImmunityRow.objects.create(
+        session_id=challenge.session_id,
+        character_id=challenge.defender_id,
+        attacker_id=challenge.challenger_id,
+        power=state.power[:100],
+        until=datetime.fromtimestamp(state.immune_until, tz=UTC),
+    )
 
 
 # --- NPCs -----------------------------------------------------------------------

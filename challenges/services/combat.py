@@ -355,9 +355,11 @@ def _end_combats(session: GameSession, reason: str) -> None:
 # --- a fighter's moves --------------------------------------------------------------
 
 
-ACTIONS = ("move", "other")
-"""What a fighter's action from her phone may be: a move of some steps, or
-anything else that needs no challenge (draw a weapon, open a door)."""
+ACTIONS = ("move", "other", "stand_up", "clear_eyes")
+"""What a fighter's action from her phone may be: a move of some steps,
+anything else that needs no challenge (draw a weapon, open a door), standing
+up when prone, clearing her eyes when blinded (seeds/002 Knock Down,
+Blinding Attack)."""
 
 
 def combat_act(
@@ -371,11 +373,12 @@ def combat_act(
     msg_id: str,
 ) -> Combat:
     """``character`` takes her ``kind`` action ("standard" or "simple") on
-    her initiative: ``what`` "move" (``steps``, 1 to 3) or "other" (no
-    challenge). A challenge is not taken here: it is opened as a challenge
-    and recorded by :func:`combat_note_challenge`. seeds/002 "Standard and
-    Simple Actions". RulesError: not her initiative, that action used, steps
-    out of range."""
+    her initiative: ``what`` "move" (``steps``, 1 to 3; 1 when prone),
+    "other" (no challenge), "stand_up" (prone; simple) or "clear_eyes"
+    (blinded; simple, two of them end it). A challenge is not taken here:
+    it is opened as a challenge and recorded by
+    :func:`combat_note_challenge`. seeds/002 "Standard and Simple Actions".
+    RulesError: not her initiative, that action used, steps out of range."""
     _ensure_player(user, character)
     kind_ = _parse(rules.ActionKind, kind, "An action is standard or simple.")
     if what not in ACTIONS:
@@ -479,6 +482,19 @@ def _both_inside(row: Combat, inside: set[int], attacker: Character, defender: C
         )
 
 
+def combat_fighter_now(session_id: int, character_id: int) -> rules.Fighter | None:
+    """``character_id`` as the live combat of the session holding her has
+    her (her focus's free maneuver spent, blinded, ...), or None outside a
+    combat. One query. Outside a combat nothing is remembered between
+    challenges: each Physical challenge is a fight of its own for the free
+    maneuver (docs/rules.md "bns combat rounds")."""
+    row, inside = _live_combat_of(session_id, [character_id])
+    if row is None:
+        return None
+    state = rules.CombatState.from_dict(row.state)
+    return state.fighter(character_id)
+
+
 def combat_check_challenge(
     *,
     session: GameSession,
@@ -496,10 +512,10 @@ def combat_check_challenge(
     forbids it: not her initiative or her standard action used ("It is
     Grady's initiative, not Helen's."), the target's limit this round
     ("Grady has already been the target of two Physical challenges this
-    round."), Mental or Social outside the everyman round, an immunity
-    running at ``now`` (epoch seconds); also when only one of them is in a
-    combat. Reads, writes nothing (one query). seeds/002 "Maximum Attacks
-    Per Round", "Physical, Mental, and Social Attacks", "Retrying Failed
+    round."), Mental or Social outside the everyman round; also when only
+    one of them is in a combat (an immunity is the challenge's own check,
+    ``challenges.services.bns``). Reads, writes nothing (one query).
+    seeds/002 "Maximum Attacks Per Round", "Physical, Mental, and Social
     Attacks"."""
     row, inside = _live_combat_of(session.pk, [attacker.pk, defender.pk])
     if row is None:
@@ -519,6 +535,9 @@ def combat_note_challenge(
     power: str = "",
     failed: bool | None,
     now: float,
+    focus: bool = False,
+    effects: Sequence[tuple[str, float | None]] = (),
+    escaped: bool = False,
 ) -> Combat | None:
     """Join point for the opposed challenge: record that ``attacker``
     challenged ``defender`` in the combat holding them, inside the caller's
@@ -531,10 +550,17 @@ def combat_note_challenge(
     with ``failed`` True or False in the one that resolves it: that settles
     the oldest unsettled challenge of that attacker, defender and category,
     and never raises for one recorded (even if play moved on meanwhile or
-    one of them was taken out). A failed Mental or Social challenge makes
-    the defender immune to that attacker's ``power`` for 10 minutes from
-    ``now`` (seeds/002 "Retrying Failed Attacks"). A single call with the
-    outcome records and settles at once, under the round's checks.
+    one of them was taken out). ``focus`` (on opening): the attack carries
+    her Physical focus's free maneuver, spent for the rest of the combat
+    (refused if spent already; seeds/002 "Physical Focuses in Combat").
+    ``effects`` (on resolving): (effect, until) of each successful
+    maneuver, passed to the combat's :func:`~challenges.rules.bns_combat.inflict`
+    (grappled by the attacker, prone, blinded, unconscious until then;
+    killed or staked takes her out); ``escaped``: the attacker won her
+    escape from the defender's grapple (released). A single call with the
+    outcome records and settles at once, under the round's checks. The
+    immunity of a failed Mental or Social challenge is the challenge's
+    (``challenges.services.bns``), not the combat's.
 
     Returns the combat row saved, or None when no live combat holds either
     of them. Raises RulesError (nothing changes) as
@@ -566,5 +592,33 @@ def combat_note_challenge(
             )
         else:
             _both_inside(row, inside, attacker, defender)
-            transition = rules.take_action(state, **args, failed=failed)
+            transition = rules.take_action(state, **args, failed=failed, focus=focus)
+        transition = _results(transition, attacker.pk, defender.pk, effects, escaped, now)
         return _save_combat(row, transition, actor=None)
+
+
+def _results(
+    transition: rules.CombatTransition,
+    attacker: int,
+    defender: int,
+    effects: Sequence[tuple[str, float | None]],
+    escaped: bool,
+    now: float,
+) -> rules.CombatTransition:
+    """``transition`` followed by what a resolved challenge did in the
+    combat: each effect on the defender, a won escape. A fighter no longer
+    in the combat (taken out meanwhile) is skipped, never refused."""
+    state, events = transition.state, list(transition.events)
+    steps = [
+        (rules.inflict, {"fighter": defender, "by": attacker, "effect": e, "until": until})
+        for e, until in effects
+    ]
+    if escaped:
+        steps.append((rules.release, {"fighter": attacker}))
+    for move, kwargs in steps:
+        try:
+            step = move(state, now=now, **kwargs)
+        except RulesError:
+            continue
+        state, events = step.state, [*events, *step.events]
+    return rules.CombatTransition(state, tuple(events))

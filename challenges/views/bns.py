@@ -212,7 +212,14 @@ class BnsCardView(CallsNarrator):
             return f"Void: {self.state.reason}." if self.state.reason else "Void."
         head = result.label
         if result is bns.Result.FAILURE:
-            return f"{head}: {self.defender_name} is not hurt."
+            immune = ""
+            if self.state.immune_until is not None:
+                minutes = round(self.state.options.immunity_seconds / 60)
+                immune = (
+                    f"; {self.defender_name} is immune to {self.challenger_name}'s"
+                    f" {self.state.power} for {minutes} minutes"
+                )
+            return f"{head}: {self.defender_name} is not hurt{immune}."
         what = []
         if self.state.damage:
             what.append(f"{self.defender_name} takes {self.state.damage} damage")

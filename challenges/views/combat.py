@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from challenges.heartbeat import COMBATS_SHOWN
 from challenges.models import Combat
 from challenges.rules import RulesError
 from challenges.rules import bns_combat as rules
-from challenges.rules.core import Category
+from challenges.rules.core import Category, more_minutes
 from challenges.rules.rulesets import get_ruleset
-from characters.models import GameSession
+from characters.models import GameSession, Immunity
 
 TIES_WORDS = (
     "The seed names no rule for equal initiatives: you decide their order (until you do, by name)."
@@ -44,6 +45,9 @@ class FighterRow:
     targeted: str
     #: The order with her one place earlier (a tie only), for the narrator's ↑ button.
     up_order: list[int] = field(default_factory=list)
+    #: What maneuvers left on her: "grappled by Helen · prone · blinded (2 simple
+    #: actions to clear)" ("" for nothing), seeds/002 "Combat Maneuvers".
+    conditions: str = ""
 
     @property
     def actions_left(self) -> str:
@@ -75,6 +79,12 @@ class CombatView:
     max_steps: int = 0
     can_advance: bool = False
     can_hold: bool = False
+    #: Prone: her simple action stands her up; blinded: it clears her eyes.
+    can_stand_up: bool = False
+    can_clear_eyes: bool = False
+    #: Her Physical focus's free maneuver is spent in this live combat
+    #: (seeds/002 "Physical Focuses in Combat": once per combat).
+    focus_used: bool = False
     assist_attacker: list[tuple[int, str]] = field(default_factory=list)
     assist_defender: list[tuple[int, str]] = field(default_factory=list)
     #: For a player on her initiative: whom she may challenge now and how
@@ -92,12 +102,6 @@ def _targeted(state: rules.CombatState, pk: int) -> str:
     return " · ".join(
         f"{c.label} {state.targeted(pk, c)}/{state.options.limit(c)}" for c in Category
     )
-
-
-def _minutes(seconds: float) -> str:
-    """ "9 more minutes", "1 more minute" (rounded up)."""
-    n = max(1, int((seconds + 59) // 60))
-    return f"{n} more minute{'s' if n != 1 else ''}"
 
 
 def _status(state: rules.CombatState, me: int, legal: rules.LegalActions, names: dict) -> str:
@@ -122,13 +126,17 @@ def _status(state: rules.CombatState, me: int, legal: rules.LegalActions, names:
     return f"{names[acting]} is acting."
 
 
-def combat_view(row: Combat, me: int | None, *, now: float | None = None, present=()) -> CombatView:
+def combat_view(
+    row: Combat, me: int | None, *, now: float | None = None, present=(), immunities=()
+) -> CombatView:
     """The view of ``row`` for character ``me`` (None: a narrator; then
     ``present``, ``(id, name)`` of the characters here tonight, gives the
-    add options). ``now``: epoch seconds (default: the clock). No query."""
+    add options). ``now``: epoch seconds (default: the clock).
+    ``immunities``: ``(target, attacker, power, until)`` of the session
+    (:func:`immunities_now`), those of the combat's fighters shown. No query."""
     now = time.time() if now is None else now
     state = rules.CombatState.from_dict(row.state)
-    info = rules.describe(state)
+    info = rules.describe(state, now)
     names = {f.fighter_id: f.name for f in (*state.fighters, *state.removed)}
     ids = [f.fighter_id for f in state.fighters]
     order = []
@@ -151,6 +159,7 @@ def combat_view(row: Combat, me: int | None, *, now: float | None = None, presen
                 steps=f["steps"],
                 targeted=_targeted(state, f["id"]),
                 up_order=up,
+                conditions=" · ".join(f["conditions"]),
             )
         )
     acting = info["acting"]
@@ -168,25 +177,29 @@ def combat_view(row: Combat, me: int | None, *, now: float | None = None, presen
     if me is None:
         view.add_options = [(pk, name) for pk, name in present if pk not in ids]
         view.immunities = [
-            f"{names.get(target, '?')} to {names.get(attacker, '?')}'s {power}: {_minutes(left)}"
-            for target, attacker, power, left in rules.describe(state, now)["immunities"]
+            f"{names[target]} to {names[attacker]}'s {power}: {more_minutes(until - now)}"
+            for target, attacker, power, until in immunities
+            if target in names and attacker in names and until > now
         ]
         return view
     if me not in ids:
         view.status = "You are out of this combat." if not state.ended else "The combat is over."
         return view
     legal = rules.legal_actions(state, me, now)
+    view.focus_used = not state.ended and state.fighter(me).focus_used
     view.status = _status(state, me, legal, names)
     view.my_turn = legal.acting
     view.can_standard, view.can_simple = legal.standard, legal.simple
     view.max_steps = legal.steps
     view.can_advance, view.can_hold = legal.advance, legal.hold
+    view.can_stand_up, view.can_clear_eyes = legal.stand_up, legal.clear_eyes
     view.targets = [
         f"{names[pk]}: {', '.join(c.label for c in categories)}" for pk, categories in legal.targets
     ]
     view.immune = [
-        f"{names[pk]} is immune to your {power} for {_minutes(until - now)}"
-        for pk, power, until in legal.immune
+        f"{names[target]} is immune to your {power} for {more_minutes(until - now)}"
+        for target, attacker, power, until in immunities
+        if attacker == me and target in names and until > now
     ]
     view.assist_attacker = [(pk, names[pk]) for pk in legal.assist_attacker]
     view.assist_defender = [
@@ -207,43 +220,32 @@ def combat_rounds(session: GameSession | None) -> bool:
         return False
 
 
+def immunities_now(session: GameSession, now: float) -> list[tuple[int, int, str, float]]:
+    """``(target, attacker, power, until)`` of every immunity of ``session``
+    running at ``now`` (epoch seconds): the Immunity rows, the one store of
+    the rule in a combat and out of one (seeds/002 "Retrying Failed
+    Attacks"). One query."""
+    rows = Immunity.objects.filter(
+        session=session, until__gt=datetime.fromtimestamp(now, tz=UTC)
+    ).values_list("character_id", "attacker_id", "power", "until")
+    return [(t, a, p, u.timestamp()) for t, a, p, u in rows]
+
+
 def combat_views(session: GameSession, me: int | None, *, present=()) -> list[CombatView]:
     """The combats of ``session`` a screen shows (hers for a player, all for
-    a narrator), the newest first, at most :data:`COMBATS_SHOWN`. One query."""
+    a narrator), the newest first, at most :data:`COMBATS_SHOWN`. One query,
+    and one more for the immunities while a combat is live."""
     rows = Combat.objects.filter(session=session)
     if me is not None:
         rows = rows.filter(participants=me)
-    rows = rows.order_by("-created_at", "-pk")[:COMBATS_SHOWN]
-    return [combat_view(row, me, present=present) for row in rows]
+    rows = list(rows.order_by("-created_at", "-pk")[:COMBATS_SHOWN])
+    now = time.time()
+    live = any(row.ended_at is None for row in rows)
+    immunities = immunities_now(session, now) if live else []
+    return [combat_view(row, me, now=now, present=present, immunities=immunities) for row in rows]
 
 
 # --- a character's combats, on her panel on the dashboard ------------------------------
-
-#: Effects on a fighter her panel names, by the :class:`~challenges.rules.bns_combat.Fighter`
-#: field that holds each (seeds/002 "Combat Maneuvers": Knock Down, Blinding Attack, Knock
-#: Out); a field this engine's Fighter does not have is skipped. Grappled is read from
-#: ``grappled_by`` (with the grapplers' names), :func:`fighter_effects`.
-EFFECT_FIELDS = (("prone", "prone"), ("blinded", "blinded"), ("unconscious", "unconscious"))
-
-
-@dataclass(frozen=True)
-class Effect:
-    """One effect on a fighter: ``word`` ("grappled", "prone") and ``by``,
-    the names of those causing it (her grapplers), maybe none."""
-
-    word: str
-    by: tuple[str, ...] = ()
-
-
-def fighter_effects(state: rules.CombatState, fighter: rules.Fighter) -> list[Effect]:
-    """The effects on ``fighter`` in ``state``: grappled (by whom), then
-    those of :data:`EFFECT_FIELDS` her Fighter holds and has. No query."""
-    names = {f.fighter_id: f.name for f in (*state.fighters, *state.removed)}
-    effects = []
-    if fighter.grappled_by:
-        effects.append(Effect("grappled", tuple(names.get(i, "?") for i in fighter.grappled_by)))
-    effects += [Effect(word) for name, word in EFFECT_FIELDS if getattr(fighter, name, None)]
-    return effects
 
 
 @dataclass(frozen=True)
@@ -252,7 +254,9 @@ class PanelCombat:
     it: the combat's id (the dashboard's block is ``#combat-<pk>``), the round
     ("Turn 2 · Rage round 1"), her ``place`` in the order (1-based) ``of`` how
     many, whether she acts in this round, who is acting (``her_turn``: she is;
-    ``surprise``: it is a Surprise Action) and her effects."""
+    ``surprise``: it is a Surprise Action) and her ``effects``, what
+    maneuvers left on her in the engine's words (``rules.conditions``:
+    "grappled by Rosa", "prone", "unconscious (9 more minutes)")."""
 
     pk: int
     label: str
@@ -262,7 +266,7 @@ class PanelCombat:
     acting_name: str
     her_turn: bool
     surprise: bool
-    effects: list[Effect]
+    effects: list[str]
 
 
 def panel_combats(session: GameSession, character_id: int) -> list[PanelCombat]:
@@ -275,6 +279,7 @@ def panel_combats(session: GameSession, character_id: int) -> list[PanelCombat]:
         session=session, participants=character_id, ended_at__isnull=True
     ).order_by("-created_at", "-pk")
     shown = []
+    now = time.time()
     for row in rows:
         state = rules.CombatState.from_dict(row.state)
         ids = [f.fighter_id for f in state.fighters]
@@ -292,7 +297,7 @@ def panel_combats(session: GameSession, character_id: int) -> list[PanelCombat]:
                 acting_name=state.fighter(acting).name if acting is not None else "",
                 her_turn=acting == character_id,
                 surprise=state.surprise is not None,
-                effects=fighter_effects(state, me),
+                effects=rules.conditions(state, me, now),
             )
         )
     return shown

@@ -53,6 +53,13 @@ def play_context(
         challenges = [_with_sheet(challenge_view(c, character), sheet) for c in [*open_, *done]]
         if with_opponents:
             choice = opponent_choice(session, character)
+    combats = phone_combats(character, session, sheet)  # issue 12: combat rounds
+    options = start_options(sheet)
+    if any(c.focus_used for c in combats):
+        # Her focus's free maneuver is spent for this combat: not offered again.
+        options["bns_maneuvers"] = [
+            (value, label) for value, label in options["bns_maneuvers"] if ":focus" not in value
+        ]
     return {
         "character": character,
         "session": session,
@@ -60,11 +67,11 @@ def play_context(
         "clock": _clock(character, session, sheet),
         "challenges": challenges,
         **choice,
-        **start_options(sheet),
+        **options,
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
         "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
-        "combats": phone_combats(character, session, sheet),  # issue 12: combat rounds
+        "combats": combats,
     }
 
 

@@ -16,6 +16,7 @@ from challenges import services
 from challenges.models import Challenge, Combat
 from challenges.rules import Category, RulesError
 from challenges.rules.bns_combat import CombatState
+from characters.models import Immunity
 from tests.factories import bns_combat_evening
 
 
@@ -88,6 +89,7 @@ def test_a_failed_mental_challenge_makes_the_target_immune_to_that_power(t) -> N
     challenge = play(t, challenge, "vesper", move=services.bns_accept)  # no Willpower retest
     challenge.refresh_from_db()
     assert challenge.state["result"] == "failure"
-    state = combat(t)
-    assert state.immune(t["rosa"].pk, t["vesper"].pk, "Dominate", time.time()) is not None
-    assert state.immune(t["rosa"].pk, t["vesper"].pk, "Presence", time.time()) is None
+    (row,) = Immunity.objects.all()
+    assert (row.character, row.attacker, row.power) == (t["rosa"], t["vesper"], "Dominate")
+    assert row.until.timestamp() == pytest.approx(time.time() + 600, abs=5)
+    assert combat(t).attacks[0].failed is True

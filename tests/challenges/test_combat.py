@@ -287,27 +287,29 @@ def test_note_takes_the_standard_action_and_counts_toward_the_limits(t) -> None:
     assert state(row).targeted(t["jack"].pk, "physical") == 2
 
 
-def test_a_failed_mental_challenge_leaves_an_immunity_to_that_power(t) -> None:
+def test_a_failed_mental_challenge_in_a_combat_is_counted_the_immunity_is_the_challenges(t):
+    """seeds/002 "Retrying Failed Attacks": the combat only counts and
+    settles it; the immunity is one Immunity row written by the challenge
+    (tests/challenges/test_bns_in_combat.py), shown by the combat's views."""
     row = start(t, "vesper", "rosa")
     note(t, "vesper", "rosa", category="mental", power="Dominate", now=1000.0)
     note(t, "vesper", "rosa", category="mental", power="Dominate", failed=True, now=1010.0)
     s = state(row)
     assert s.attacks[0].failed is True and len(s.attacks) == 1  # settled, not a second one
-    assert s.immune(t["rosa"].pk, t["vesper"].pk, "Dominate", 1500.0) is not None
     for _ in range(2):  # the next turn, Vesper's initiative again
         services.combat_advance(combat_id=row.pk, user=t["narrator"], msg_id=mid())
-    with pytest.raises(RulesError, match="immune to Vesper's Dominate for 9 more minutes"):
-        check(t, "vesper", "rosa", category="mental", power="Dominate", now=1100.0)
+    assert check(t, "vesper", "rosa", category="mental", power="Dominate", now=1100.0) is None
     from challenges.views import combat_view
 
-    assert combat_view(row, t["vesper"].pk, now=1100.0).immune == [
+    immunity = (t["rosa"].pk, t["vesper"].pk, "Dominate", 1610.0)
+    assert combat_view(row, t["vesper"].pk, now=1100.0, immunities=[immunity]).immune == [
         "Rosa is immune to your Dominate for 9 more minutes"
     ]
-    assert combat_view(row, None, now=1100.0).immunities == [
+    assert combat_view(row, t["rosa"].pk, now=1100.0, immunities=[immunity]).immune == []
+    assert combat_view(row, None, now=1100.0, immunities=[immunity]).immunities == [
         "Rosa to Vesper's Dominate: 9 more minutes"
     ]
-    assert check(t, "vesper", "rosa", category="mental", power="Dominate", now=1611.0) is None
-    assert check(t, "vesper", "rosa", category="mental", power="Presence", now=1100.0) is None
+    assert combat_view(row, None, now=1611.0, immunities=[immunity]).immunities == []
 
 
 def test_mental_and_social_challenges_only_in_the_everyman_round(t) -> None:
@@ -330,9 +332,8 @@ def test_a_challenge_noted_when_it_opens_settles_later_even_after_play_moved_on(
     note(t, "vesper", "rosa", category="social", power="Presence", failed=True, now=2000.0)
     s = state(row)
     assert s.attacks[0].failed is True
-    assert s.immune(t["rosa"].pk, t["vesper"].pk, "Presence", 2500.0) is not None
     kinds = list(Event.objects.filter(kind__startswith="combat_").values_list("kind", flat=True))
-    assert kinds[-2:] == ["combat_attack_settled", "combat_immune"]
+    assert kinds[-1] == "combat_attack_settled"
 
 
 def test_a_refused_note_changes_nothing(t) -> None:

@@ -6,7 +6,8 @@ seeds/002 "Resolving Combat", "Combat Maneuvers" (Grapple)."""
 from __future__ import annotations
 
 import uuid
-from types import SimpleNamespace
+from dataclasses import replace
+from unittest.mock import patch
 
 import pytest
 from bs4 import BeautifulSoup
@@ -16,7 +17,7 @@ from django.urls import reverse
 from challenges import services, views
 from challenges.models import Combat
 from challenges.rules import bns_combat as rules
-from challenges.views.combat import Effect, fighter_effects, panel_combats
+from challenges.views.combat import panel_combats
 from characters.models import GameSession
 from tests.factories import bns_combat_evening
 
@@ -147,16 +148,27 @@ def test_a_met_panel_reads_no_combat(game, django_assert_num_queries) -> None:
     ("fields", "effects"),
     [
         ({}, []),
-        ({"grappled_by": (1, 2)}, [Effect("grappled", ("Vesper", "Rosa"))]),
-        ({"prone": True}, [Effect("prone")]),
-        ({"blinded": True, "unconscious": True}, [Effect("blinded"), Effect("unconscious")]),
-        ({"prone": False, "blinded": 0}, []),
-        ({"grappled_by": (9,), "prone": True}, [Effect("grappled", ("?",)), Effect("prone")]),
+        ({"grappled_by": ("vesper", "rosa")}, ["grappled by Vesper, Rosa"]),
+        ({"prone": True}, ["prone"]),
+        (
+            {"blinded": 2, "unconscious_until": 600.0},
+            ["blinded (2 simple actions to clear)", "unconscious (10 more minutes)"],
+        ),
+        ({"unconscious_until": -1.0}, []),  # woken up: no longer said
+        ({"grappled_by": ("rosa",), "prone": True}, ["grappled by Rosa", "prone"]),
     ],
 )
-def test_a_fighters_effects_are_named_from_her_fields(fields, effects) -> None:
-    state = rules.start_combat(
-        fighters=[rules.Fighter(1, "Vesper", 3, 9), rules.Fighter(2, "Rosa", 7, 4)], now=0.0
-    ).state
-    fighter = SimpleNamespace(**{"grappled_by": (), **fields})
-    assert fighter_effects(state, fighter) == effects
+def test_her_panel_names_her_effects_in_the_engines_words(t, fields, effects) -> None:
+    """The panel says what the phones and the combat block say
+    (``bns_combat.conditions``), an unconsciousness that is over not at all."""
+    row = _start(t, "rosa", "jack", "vesper")
+    state = rules.CombatState.from_dict(row.state)
+    if "grappled_by" in fields:
+        fields = {**fields, "grappled_by": tuple(t[n].pk for n in fields["grappled_by"])}
+    jack = replace(state.fighter(t["jack"].pk), **fields)
+    fighters = tuple(jack if f.fighter_id == jack.fighter_id else f for f in state.fighters)
+    row.state = replace(state, fighters=fighters).to_dict()
+    row.save(update_fields=["state"])
+    with patch("challenges.views.combat.time.time", return_value=0.0):
+        (combat,) = panel_combats(t["session"], t["jack"].pk)
+    assert combat.effects == effects

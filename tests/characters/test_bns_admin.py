@@ -15,7 +15,7 @@ from tests.factories import make_rosa
 
 pytestmark = pytest.mark.django_db
 
-BNS_ONLY = ["physical_attribute", "healthy_boxes", "stock_npc", "no_knockout", "focus"]
+BNS_ONLY = ["physical_attribute", "healthy_boxes", "stock_npc", "no_knockout", "focus", "creature"]
 MET_ONLY = ["health", "gnosis", "blood", "blood_per_turn", "battle_scars", "auto_answer"]
 
 
@@ -155,7 +155,7 @@ def test_a_bns_presence_takes_damage_up_to_its_wound_boxes(admin_client, rosa, b
     session = session_start(chronicle=bns)
     presence = presence_join(session=session, character=rosa)
     url = reverse("admin:characters_presence_change", args=[presence.pk])
-    assert {"damage", "form"} <= set(admin_client.get(url).context["adminform"].form.fields)
+    assert {"damage", "form", "fate"} <= set(admin_client.get(url).context["adminform"].form.fields)
     data = {
         "session": session.pk,
         "character": rosa.pk,

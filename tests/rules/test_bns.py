@@ -32,6 +32,7 @@ from challenges.rules.bns import (
     Side,
     WoundTrack,
 )
+from challenges.rules.core import Immunity
 
 A, D = Side.CHALLENGER, Side.DEFENDER
 T = {"R": "rock", "P": "paper", "S": "scissors"}
@@ -128,10 +129,14 @@ def test_a_fighter_round_trips_through_json() -> None:
         wound_track="incapacitated",
         knockout_immune=True,
         mortal=True,
+        immunities=[Immunity(3, "Dominate", 1600.0)],
         free_maneuver_used=True,
         character_id=7,
     )
     assert Fighter.from_dict(json.loads(json.dumps(f.to_dict()))) == f
+    assert Fighter.from_dict(
+        json.loads(json.dumps(replace(f, mortal=False, vampire=True).to_dict()))
+    ).vampire
     assert f.focus is PhysicalFocus.STAMINA and f.wound_track is WoundTrack.INCAPACITATED
 
 
@@ -570,14 +575,31 @@ def test_pierce_the_heart_needs_a_melee_or_ranged_weapon() -> None:
 
 
 @pytest.mark.parametrize(
-    ("mortal", "staking", "effects"),
-    [(True, False, [Effect.KILLED]), (False, True, [Effect.STAKED]), (False, False, [])],
-    ids=["mortal killed", "vampire staked", "no staking weapon"],
+    ("creature", "staking", "effects"),
+    [
+        ("mortal", False, [Effect.KILLED]),
+        ("mortal", True, [Effect.KILLED]),
+        ("vampire", True, [Effect.STAKED]),
+        ("vampire", False, []),
+        ("other", True, []),
+        ("other", False, []),
+    ],
+    ids=[
+        "mortal killed",
+        "mortal killed by a stake too",
+        "vampire staked",
+        "vampire without a staking weapon",
+        "garou not staked",
+        "garou plain hit",
+    ],
 )
-def test_pierce_the_heart_kills_a_mortal_and_stakes_with_a_staking_weapon(
-    mortal: bool, staking: bool, effects: list[Effect]
+def test_pierce_the_heart_kills_a_mortal_and_stakes_a_vampire_with_a_staking_weapon(
+    creature: str, staking: bool, effects: list[Effect]
 ) -> None:
-    target = replace(DOWN, mortal=mortal)
+    """seeds/002 Pierce the Heart: "If you hit a mortal with this attack, she
+    is instantly killed. If this attack hits a vampire and your weapon has
+    the staking quality, the vampire is staked." Anyone else: the damage."""
+    target = replace(DOWN, mortal=creature == "mortal", vampire=creature == "vampire")
     state = opened(STRONG, target, attack="melee", maneuvers=["pierce_the_heart"], staking=staking)
     state = bns.accept(test_(answered(state), "RR"), side=D, now=NOW).state
     assert [i.effect for i in state.effects] == effects
@@ -757,6 +779,69 @@ def test_a_failed_mental_attack_leaves_the_target_immune_for_ten_minutes() -> No
 def test_a_failed_physical_attack_leaves_no_immunity() -> None:
     state = bns.accept(test_(answered(opened()), "SR"), side=A, now=NOW).state
     assert state.immune_until is None
+
+
+def test_the_immunity_lasts_as_long_as_the_one_option_says() -> None:
+    options = replace(bns.BNS, immunity_seconds=300.0)
+    state = opened(attack="social", power="Awe", options=options)
+    state = bns.accept(test_(answered(state), "SR"), side=A, now=NOW).state
+    assert state.immune_until == NOW + 300
+
+
+IMMUNE_BEA = fighter(
+    "Bea", physical=3, character_id=2, immunities=[Immunity(1, "Dominate", NOW + 540)]
+)
+
+
+@pytest.mark.parametrize(
+    ("attacker_id", "power", "now", "refused"),
+    [
+        (1, "Dominate", NOW, "Bea is immune to Alice's Dominate for 9 more minutes."),
+        (1, " dominate ", NOW + 539, "Bea is immune to Alice's Dominate for 1 more minute."),
+        (1, "Dominate", NOW + 540, None),  # ten minutes are over
+        (1, "Presence", NOW, None),  # another power
+        (3, "Dominate", NOW, None),  # another attacker
+    ],
+    ids=[
+        "that attacker, that power",
+        "any spelling",
+        "expired",
+        "another power",
+        "another attacker",
+    ],
+)
+def test_an_immune_target_refuses_only_that_attackers_use_of_that_power(
+    attacker_id: int, power: str, now: float, refused: str | None
+) -> None:
+    """seeds/002 "Retrying Failed Attacks": "If you fail a Mental or Social
+    challenge, that target is immune to your use of that specific power for
+    the next 10 minutes." Checked when the challenge opens, in a combat and
+    out of one (the one check: core's ``immunity_to``)."""
+    alice = fighter("Alice", mental=5, character_id=attacker_id)
+
+    def attack() -> BnsChallengeState:
+        return bns.open_challenge(
+            attacker=alice, defender=IMMUNE_BEA, attack="mental", power=power, now=now
+        ).state
+
+    if refused is None:
+        assert attack().stage is BnsStage.ANSWER
+    else:
+        with pytest.raises(RulesError) as err:
+            attack()
+        assert str(err.value) == refused
+
+
+def test_an_immunity_never_refuses_a_physical_attack() -> None:
+    alice = fighter("Alice", physical=5, character_id=1)
+    assert opened(alice, IMMUNE_BEA).stage is BnsStage.ANSWER
+
+
+def test_the_options_have_no_initiative_tie_the_narrator_orders_ties() -> None:
+    """seeds/002 "Resolving Combat" is silent on ties: the narrator decides
+    (``bns_combat.reorder``); no option stands for it (no dead options)."""
+    assert "initiative_tie" not in bns.BNS.to_dict()
+    assert not hasattr(bns, "InitiativeTie")
 
 
 # --- bad input ------------------------------------------------------------------------

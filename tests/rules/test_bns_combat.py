@@ -1,8 +1,10 @@
 """Combat rounds under ``bns`` (challenges.rules.bns_combat): each rule of
 seeds/002's combat sections as a named or table test, a combat of three
 through one full round in initiative order, Rage rounds, the Surprise
-Action, the per-round target limits and the immunity after a failed Mental
-or Social challenge, with the clock passed in."""
+Action, the per-round target limits, the focus's free maneuver once per
+combat and what maneuvers leave on a fighter, with the clock passed in (the
+immunity after a failed Mental or Social challenge is the challenge's:
+tests/rules/test_bns.py)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from challenges.rules.bns_combat import (
     end_combat,
     grapple,
     hold,
+    inflict,
     legal_actions,
     release,
     remove_fighter,
@@ -68,6 +71,7 @@ def attack(
     power: str = "",
     now: float = T0,
     failed: bool | None = None,
+    focus: bool = False,
 ) -> CombatState:
     if category is not PHYSICAL and not power:
         power = "Dominate"
@@ -80,6 +84,7 @@ def attack(
         category=category,
         power=power,
         failed=failed,
+        focus=focus,
         now=now,
     ).state
 
@@ -417,48 +422,164 @@ def next_turn(state: CombatState) -> CombatState:
     return state
 
 
-def test_a_failed_mental_challenge_makes_the_target_immune_to_that_power_for_ten_minutes() -> None:
-    state = attack(three(), HELEN, GRADY, MENTAL, "Dominate", now=T0, failed=True)
-    state = next_turn(state)
-    assert refused(attack, state, HELEN, GRADY, MENTAL, "dominate", T0 + 599) == (
-        "Grady is immune to Helen's dominate for 1 more minute."
-    )
-    assert refused(attack, state, HELEN, GRADY, MENTAL, "Dominate", T0 + 1) == (
-        "Grady is immune to Helen's Dominate for 10 more minutes."
-    )
-    assert attack(state, HELEN, GRADY, MENTAL, "Dominate", T0 + 600).targeted(GRADY, MENTAL) == 1
-
-
-def test_immunity_holds_only_against_that_attacker_and_that_power() -> None:
-    state = attack(three(), HELEN, GRADY, SOCIAL, "Awe", failed=True)
-    state = next_turn(state)
-    assert attack(state, HELEN, GRADY, SOCIAL, "Entrancement").targeted(GRADY, SOCIAL) == 1
-    state = end(state)
-    assert attack(state, CAMILLE, GRADY, SOCIAL, "Awe").targeted(GRADY, SOCIAL) == 1
-
-
-def test_a_successful_mental_challenge_grants_no_immunity() -> None:
-    state = next_turn(attack(three(), HELEN, GRADY, MENTAL, "Dominate", failed=False))
+def test_the_combat_keeps_no_immunity_of_its_own_the_challenge_refuses_it() -> None:
+    """seeds/002 "Retrying Failed Attacks": one rule, one check. The rounds
+    only count a failed Mental challenge; the immunity to that attacker's
+    power is checked by ``bns.open_challenge`` from the stored immunities,
+    in a combat and out of one."""
+    state = next_turn(attack(three(), HELEN, GRADY, MENTAL, "Dominate", failed=True))
+    assert "immunities" not in state.to_dict()
+    assert not hasattr(bns_combat.CombatOptions(), "immunity_seconds")
     assert attack(state, HELEN, GRADY, MENTAL, "Dominate").targeted(GRADY, MENTAL) == 1
 
 
 def test_a_failed_physical_attack_may_be_retried_on_the_next_action() -> None:
     state = next_turn(attack(three(), HELEN, GRADY, failed=True))
-    assert state.immunities == ()
     assert attack(state, HELEN, GRADY).targeted(GRADY, PHYSICAL) == 1
 
 
 def test_the_outcome_may_come_later_and_only_once() -> None:
     state = attack(three(), HELEN, GRADY, MENTAL, "Dominate")
     step = settle_attack(state, attack=0, failed=True, now=T0 + 30)
-    assert [e.kind for e in step.events] == ["attack_settled", "immune"]
-    assert step.state.immunities[0].until == T0 + 630
+    assert [e.kind for e in step.events] == ["attack_settled"]
+    assert step.state.attacks[0].failed is True
     assert refused(settle_attack, step.state, attack=0, failed=False, now=T0) == (
         "That challenge is already settled."
     )
     assert refused(settle_attack, state, attack=5, failed=True, now=T0) == (
         "There is no such challenge in this combat."
     )
+
+
+# --- seeds/002 "Physical Focuses in Combat": the free maneuver, once per combat ----------
+
+
+def focus_attack(state: CombatState, by: int, target: int) -> CombatState:
+    return attack(state, by, target, focus=True)
+
+
+def test_the_focus_free_maneuver_is_spent_for_the_rest_of_the_combat() -> None:
+    """seeds/002 "Physical Focuses in Combat": "Perform one of the following
+    combat maneuvers once per combat without spending Willpower"."""
+    state = focus_attack(three(), HELEN, GRADY)
+    assert state.fighter(HELEN).focus_used
+    state = next_turn(next_turn(state))  # two turns later: still spent
+    assert state.fighter(HELEN).focus_used
+    assert refused(focus_attack, state, HELEN, GRADY) == (
+        "Helen has used her focus's free maneuver this combat."
+    )
+    assert attack(state, HELEN, GRADY).targeted(GRADY, PHYSICAL) == 1  # paid otherwise: fine
+    assert CombatState.from_dict(json.loads(json.dumps(state.to_dict()))) == state
+
+
+def test_each_fighter_has_her_own_free_maneuver() -> None:
+    state = end(focus_attack(three(), HELEN, GRADY))
+    assert focus_attack(state, CAMILLE, GRADY).fighter(CAMILLE).focus_used
+    assert not state.fighter(CAMILLE).focus_used
+
+
+def test_a_free_maneuver_goes_with_a_physical_challenge_only() -> None:
+    msg = refused(
+        take_action, three(), fighter=HELEN, kind=STANDARD, what=CHALLENGE, target=GRADY,
+        category=MENTAL, power="Dominate", focus=True, now=T0,
+    )  # fmt: skip
+    assert msg == "A focus's free maneuver goes with a Physical attack."
+
+
+# --- seeds/002 "Combat Maneuvers": what a successful maneuver leaves ------------------------
+
+
+@pytest.mark.parametrize(
+    ("effect", "check"),
+    [
+        ("grappled", lambda f: f.grappled_by == (HELEN,)),
+        ("prone", lambda f: f.prone),
+        ("blinded", lambda f: f.blinded == 2),
+        ("unconscious", lambda f: f.unconscious_until == T0 + 600),
+        ("disarmed", lambda f: not (f.prone or f.blinded or f.grappled_by)),
+    ],
+)
+def test_a_maneuvers_effect_reaches_the_combat(effect: str, check: object) -> None:
+    """seeds/002 Grapple ("is grappled"), Knock Down ("ends up lying on the
+    ground"), Blinding Attack ("blinded until she spends two simple
+    actions"), Knock Out ("unconscious for 10 minutes"), Disarm (an item
+    dropped: nothing for the rounds)."""
+    step = inflict(three(), fighter=GRADY, by=HELEN, effect=effect, now=T0)
+    assert check(step.state.fighter(GRADY))  # type: ignore[operator]
+    assert step.events[0].kind == "inflicted"
+    assert step.events[0].data == {"fighter": GRADY, "by": HELEN, "effect": effect}
+
+
+@pytest.mark.parametrize("effect", ["killed", "staked"])
+def test_a_pierced_heart_takes_her_out_of_the_combat(effect: str) -> None:
+    """seeds/002 Pierce the Heart: a mortal killed, a vampire staked."""
+    step = inflict(three(), fighter=GRADY, by=HELEN, effect=effect, now=T0)
+    assert GRADY not in [f.fighter_id for f in step.state.fighters]
+    assert [e.kind for e in step.events] == ["inflicted", "fighter_removed"]
+    assert step.events[1].data["reason"] == effect.title()
+
+
+def test_a_second_grapple_by_the_same_fighter_changes_nothing() -> None:
+    state = inflict(three(), fighter=GRADY, by=HELEN, effect="grappled", now=T0).state
+    assert inflict(state, fighter=GRADY, by=HELEN, effect="grappled", now=T0).state == state
+
+
+def test_an_unknown_effect_is_refused() -> None:
+    assert refused(inflict, three(), fighter=GRADY, by=HELEN, effect="cursed", now=T0) == (
+        "There is no maneuver effect called 'cursed'."
+    )
+
+
+def grady_acts(state: CombatState) -> CombatState:
+    return end(end(state))  # Helen and Camille end their initiatives
+
+
+def test_a_prone_fighter_crawls_one_step_and_stands_up_with_her_simple_action() -> None:
+    """seeds/002 Knock Down: "While prone, your opponent may use an action to
+    crawl one step. A prone character can use a simple action to stand up
+    and move up to one step"."""
+    state = grady_acts(inflict(three(), fighter=GRADY, by=HELEN, effect="prone", now=T0).state)
+    assert legal_actions(state, GRADY, T0).steps == 1
+    assert legal_actions(state, GRADY, T0).stand_up
+    msg = refused(take_action, state, fighter=GRADY, kind=STANDARD, what=MOVE, steps=2, now=T0)
+    assert msg == "Grady is prone: she crawls one step at most."
+    crawled = take_action(state, fighter=GRADY, kind=STANDARD, what=MOVE, steps=1, now=T0).state
+    assert crawled.fighter(GRADY).prone
+    msg = refused(
+        take_action, state, fighter=GRADY, kind=STANDARD, what=ActionWhat.STAND_UP, now=T0
+    )
+    assert msg == "Standing up takes your simple action."
+    up = take_action(state, fighter=GRADY, kind=SIMPLE, what=ActionWhat.STAND_UP, steps=1, now=T0)
+    assert not up.state.fighter(GRADY).prone and up.state.fighter(GRADY).steps == 1
+
+
+def test_blinded_ends_after_two_simple_actions_clearing_her_eyes() -> None:
+    """seeds/002 Blinding Attack: "blinded until she spends two simple
+    actions clearing her eyes" (one simple action a round: two rounds)."""
+    state = grady_acts(inflict(three(), fighter=GRADY, by=HELEN, effect="blinded", now=T0).state)
+    state = take_action(state, fighter=GRADY, kind=SIMPLE, what=ActionWhat.CLEAR_EYES, now=T0).state
+    assert state.fighter(GRADY).blinded == 1
+    assert not legal_actions(state, GRADY, T0).clear_eyes  # her simple action is spent
+    state = grady_acts(next_turn(state))
+    assert legal_actions(state, GRADY, T0).clear_eyes
+    state = take_action(state, fighter=GRADY, kind=SIMPLE, what=ActionWhat.CLEAR_EYES, now=T0).state
+    assert state.fighter(GRADY).blinded == 0
+    msg = refused(
+        take_action, next_turn(state), fighter=HELEN, kind=SIMPLE, what=ActionWhat.CLEAR_EYES,
+        now=T0,
+    )  # fmt: skip
+    assert msg == "Helen is not blinded."
+
+
+def test_an_unconscious_fighter_takes_no_action_for_ten_minutes() -> None:
+    """seeds/002 Knock Out: "your target is unconscious for 10 minutes"."""
+    state = inflict(three(), fighter=HELEN, by=GRADY, effect="unconscious", now=T0).state
+    msg = refused(take_action, state, fighter=HELEN, kind=SIMPLE, what=MOVE, steps=1, now=T0 + 60)
+    assert msg == "Helen is unconscious for 9 more minutes."
+    legal = legal_actions(state, HELEN, T0 + 60)
+    assert legal.acting and legal.advance and not (legal.standard or legal.simple)
+    later = take_action(state, fighter=HELEN, kind=SIMPLE, what=MOVE, steps=1, now=T0 + 600)
+    assert later.state.fighter(HELEN).steps == 1
 
 
 # --- seeds/002 "Combat Maneuvers": Burst of Speed, Grapple ---------------------------------
@@ -709,7 +830,10 @@ def test_describe_gives_the_dashboard_the_round_the_order_and_who_acts() -> None
     assert grady["targeted"] == {"physical": 0, "social": 0, "mental": 1}
     assert grady["limits"] == {"physical": 2, "social": 1, "mental": 1}
     assert view["order"][0]["standard_left"] is False
-    assert view["immunities"] == [[GRADY, HELEN, "Dominate", 540.0]]
+    assert "immunities" not in view
+    state = inflict(state, fighter=GRADY, by=HELEN, effect="unconscious", now=T0).state
+    view = describe(state, now=T0 + 60)
+    assert view["order"][2]["conditions"] == ["unconscious (9 more minutes)"]
     json.dumps(view)
 
 
@@ -720,7 +844,14 @@ def test_every_move_returns_a_transition_with_events() -> None:
 
 # --- docs/rules.md "bns: combat rounds" stays true ------------------------------------------
 
-READ_ONLY = {"whose_turn", "round_label", "who_goes_first", "legal_actions", "describe"}
+READ_ONLY = {
+    "whose_turn",
+    "round_label",
+    "who_goes_first",
+    "legal_actions",
+    "describe",
+    "conditions",
+}
 
 
 def _doc_rows() -> dict[str, str]:

@@ -48,7 +48,7 @@ from challenges.rules.bns.maneuvers import (
     stamina_resists,
 )
 from challenges.rules.bns.npc import npc_move, npc_moves
-from challenges.rules.bns.options import BNS, BnsOptions, ExceptionalOrder, InitiativeTie
+from challenges.rules.bns.options import BNS, BnsOptions, ExceptionalOrder
 from challenges.rules.bns.sheet import (
     DEFENCE_OF,
     AttackKind,
@@ -83,7 +83,6 @@ __all__ = [
     "ExceptionalOrder",
     "Fighter",
     "Inflicted",
-    "InitiativeTie",
     "Maneuver",
     "ManeuverRule",
     "ManeuverUse",

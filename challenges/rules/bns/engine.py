@@ -43,7 +43,15 @@ from challenges.rules.bns.state import (
     Inflicted,
     Result,
 )
-from challenges.rules.core import Event, RulesError, Side, Throw, beats
+from challenges.rules.core import (
+    Event,
+    RulesError,
+    Side,
+    Throw,
+    beats,
+    immunity_to,
+    more_minutes,
+)
 
 DAMAGE: Mapping[AttackKind, int] = {
     AttackKind.BRAWL: 1,
@@ -160,9 +168,10 @@ def damage_of(
 
 def effects_of(state: BnsChallengeState, now: float) -> tuple[Inflicted, ...]:
     """What a successful attack's maneuvers do to the defender (seeds/002
-    "Combat Maneuvers"). Pierce the Heart stakes a Stock NPC, kills a mortal,
-    stakes another target only with a staking weapon (else nothing beyond
-    the damage)."""
+    "Combat Maneuvers"). Pierce the Heart stakes a Stock NPC "regardless of
+    how much damage they currently have", kills a mortal instantly, stakes
+    a vampire hit with a staking weapon; anyone else (a Garou, a vampire
+    without a staking weapon) takes the damage only."""
     out: list[Inflicted] = []
     for use in state.maneuvers:
         rule = MANEUVERS[use.maneuver]
@@ -173,7 +182,7 @@ def effects_of(state: BnsChallengeState, now: float) -> tuple[Inflicted, ...]:
             elif state.defender.mortal:
                 effect = Effect.KILLED
             else:
-                effect = Effect.STAKED if state.staking else None
+                effect = Effect.STAKED if state.staking and state.defender.vampire else None
         if effect is not None:
             out.append(Inflicted(effect, rule.effect_seconds, now))
     return tuple(out)
@@ -364,7 +373,9 @@ def open_challenge(
     no maneuver; a success frees her and deals no damage.
     Events: "opened", then "missed" and "resolved" for such a miss.
     RulesError: a fighter against herself, an unknown attack, a power missing
-    or given to a Physical attack, a tactic on a Mental or Social attack, bad
+    or given to a Physical attack, a tactic on a Mental or Social attack, a
+    defender immune to the attacker's power at ``now`` (her ``immunities``:
+    "Grady is immune to Helen's Dominate for 9 more minutes."), bad
     modifiers, an illegal maneuver. seeds/002 "Tests and Challenges",
     "Combat Maneuvers" (Grapple: escaping), "Physical Focuses in Combat",
     "Mass Combat".
@@ -385,6 +396,8 @@ def open_challenge(
     helper = None if assist is None else _as_assist(assist)
     if not kind.physical and (helper is not None or defence_assist):
         raise RulesError("Mass combat tactics go only with Physical attacks.")
+    if not kind.physical:
+        _not_immune(attacker, defender, power, now)
     allowed = (
         (DEFENCE_OF[kind.category],)
         if defences is None
@@ -444,6 +457,18 @@ def open_challenge(
         new, resolved = _resolve(state, Side.DEFENDER, now)
         return BnsTransition(new, (opened, Event("missed", {"reason": "fighting blind"}), resolved))
     return BnsTransition(state, (opened,))
+
+
+def _not_immune(attacker: Fighter, defender: Fighter, power: str, now: float) -> None:
+    """RulesError while ``defender`` is immune to ``attacker``'s ``power``
+    (core's :func:`~challenges.rules.core.immunity_to`, the check every
+    ruleset shares). seeds/002 "Retrying Failed Attacks"."""
+    immunity = immunity_to(defender.immunities, attacker.character_id, power, now)
+    if immunity is not None:
+        raise RulesError(
+            f"{defender.name} is immune to {attacker.name}'s {immunity.power} for"
+            f" {more_minutes(immunity.until - now)}."
+        )
 
 
 def _as_assist(value: Any) -> Assist:
@@ -663,5 +688,7 @@ def _resolved_event(state: BnsChallengeState) -> Event:
                 "defender": state.defender_willpower_spent,
             },
             "immune_until": state.immune_until,
+            "power": state.power,
+            "immune_seconds": state.options.immunity_seconds if state.immune_until else None,
         },
     )

@@ -25,16 +25,6 @@ class ExceptionalOrder(StrEnum):
     AFTER_REDUCTION = "after_reduction"
 
 
-class InitiativeTie(StrEnum):
-    """Who acts first when two characters have the same initiative (seeds/002
-    "Resolving Combat" is silent; the narrator decides). ``narrator``
-    (default): the narrator orders them; ``higher_physical``: the higher
-    Physical first, then the narrator. Read by the combat rounds."""
-
-    NARRATOR = "narrator"
-    HIGHER_PHYSICAL = "higher_physical"
-
-
 @dataclass(frozen=True)
 class BnsOptions:
     """The ``bns`` rule points seeds/002 leaves open.
@@ -49,9 +39,6 @@ class BnsOptions:
     ``exceptional_order``: see :class:`ExceptionalOrder` (the seed is silent;
     the narrator decides). seeds/002 "Exceptional Success", "Combat Maneuvers".
 
-    ``initiative_tie``: see :class:`InitiativeTie`; the seed is silent;
-    the narrator decides. seeds/002 "Resolving Combat".
-
     ``power_damage``: damage a Mental or Social power inflicts on success
     (the seed gives damage only for Physical attacks and says an exceptional
     success gives "whatever bonus the power describes"; the narrator decides);
@@ -59,18 +46,22 @@ class BnsOptions:
 
     ``immunity_seconds``: how long a target is immune to an attacker's power
     after a failed Mental or Social challenge, 600 (seeds/002 "Retrying Failed
-    Attacks": 10 minutes).
+    Attacks": 10 minutes). The one option of the rule, in a combat and out
+    of one (the combat rounds keep no copy of it).
+
+    Initiative ties are not an option: the seed is silent and
+    the narrator decides each time, ordering tied fighters herself
+    (``bns_combat.reorder``; the dashboard says so). seeds/002 "Resolving
+    Combat".
     """
 
     thrown_skill: str = "Melee"
     exceptional_order: ExceptionalOrder = ExceptionalOrder.BEFORE_REDUCTION
-    initiative_tie: InitiativeTie = InitiativeTie.NARRATOR
     power_damage: int = 0
     immunity_seconds: float = 600.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exceptional_order", ExceptionalOrder(self.exceptional_order))
-        object.__setattr__(self, "initiative_tie", InitiativeTie(self.initiative_tie))
         if self.power_damage < 0 or self.immunity_seconds < 0:
             raise ValueError("Damage and durations cannot be negative.")
 

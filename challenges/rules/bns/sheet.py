@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from challenges.rules.bns.options import BNS
-from challenges.rules.core import Category, RulesError, _as, _norm
+from challenges.rules.core import Category, Immunity, RulesError, _as, _norm
 
 
 class PhysicalFocus(StrEnum):
@@ -140,10 +140,15 @@ class Fighter:
     no wound track, so Pierce the Heart stakes her whatever her damage).
     ``wound_track``: the track her damage has reached. ``knockout_immune``:
     cannot be knocked unconscious (vampires, seeds/002 Knock Out). ``mortal``:
-    Pierce the Heart kills her. ``free_maneuver_used``: her focus's free
-    maneuver is spent for this combat. ``character_id``: the sheet's id (None
-    in the engine's tests). ``focus`` and ``wound_track`` may be given as
-    values. Raises ValueError on a negative rating or Willpower out of range.
+    Pierce the Heart kills her; ``vampire``: Pierce the Heart with a staking
+    weapon stakes her (anyone else, a Garou say, takes the damage only).
+    ``immunities``: her immunities tonight (core's
+    :class:`~challenges.rules.core.Immunity`: to one attacker's use of one
+    power, until an epoch second), checked when she is challenged.
+    ``free_maneuver_used``: her focus's free maneuver is spent for this
+    combat. ``character_id``: the sheet's id (None in the engine's tests).
+    ``focus`` and ``wound_track`` may be given as values. Raises ValueError
+    on a negative rating, Willpower out of range, or mortal and vampire both.
     """
 
     name: str
@@ -158,6 +163,8 @@ class Fighter:
     wound_track: WoundTrack = WoundTrack.HEALTHY
     knockout_immune: bool = False
     mortal: bool = False
+    vampire: bool = False
+    immunities: tuple[Immunity, ...] = ()
     free_maneuver_used: bool = False
     character_id: int | None = None
 
@@ -173,6 +180,9 @@ class Fighter:
         if self.focus is not None:
             object.__setattr__(self, "focus", _as(PhysicalFocus, self.focus))
         object.__setattr__(self, "wound_track", _as(WoundTrack, self.wound_track))
+        object.__setattr__(self, "immunities", tuple(self.immunities))
+        if self.mortal and self.vampire:
+            raise ValueError(f"{self.name} cannot be both mortal and a vampire")
 
     def __hash__(self) -> int:
         # ``skills`` is a dict: hash what equality compares, skills as sorted pairs.
@@ -195,7 +205,8 @@ class Fighter:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form: every field by name, ``skills`` as {name: rating},
-        ``focus`` and ``wound_track`` as values (``focus`` None without one)."""
+        ``focus`` and ``wound_track`` as values (``focus`` None without one),
+        ``immunities`` as [attacker id, power, until] lists."""
         return {
             "name": self.name,
             "physical": self.physical,
@@ -209,6 +220,8 @@ class Fighter:
             "wound_track": self.wound_track.value,
             "knockout_immune": self.knockout_immune,
             "mortal": self.mortal,
+            "vampire": self.vampire,
+            "immunities": [[i.attacker_id, i.power, i.until] for i in self.immunities],
             "free_maneuver_used": self.free_maneuver_used,
             "character_id": self.character_id,
         }
@@ -231,6 +244,10 @@ class Fighter:
             wound_track=WoundTrack(d.get("wound_track", WoundTrack.HEALTHY.value)),
             knockout_immune=bool(d.get("knockout_immune", False)),
             mortal=bool(d.get("mortal", False)),
+            vampire=bool(d.get("vampire", False)),
+            immunities=tuple(
+                Immunity(int(a), str(p), float(u)) for a, p, u in d.get("immunities", ())
+            ),
             free_maneuver_used=bool(d.get("free_maneuver_used", False)),
             character_id=None if cid is None else int(cid),
         )

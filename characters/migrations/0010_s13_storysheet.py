@@ -9,7 +9,7 @@ import characters.models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("characters", "0008_s12_bns_sheets"),
+        ("characters", "0009_s12_creature_fate"),
     ]
 
     operations = [

@@ -1,0 +1,82 @@
+"""Issue 12 (s12 gaps) through the real router: inside a bns combat, Rosa's
+phone knocks Jack down; Jack's phone and the dashboard show him prone and
+his phone's *Stand up* frame stands him up; then Rosa's Pierce the Heart
+kills him (a mortal in his Incapacitated track): both phones, the roster row
+and the combat say so. seeds/002 "Combat Maneuvers" (Knock Down, Pierce the
+Heart)."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+
+from challenges.models import Challenge, Combat
+from challenges.rules.bns_combat import CombatState
+from characters.models import Presence
+from tests.challenges.wsutil import act, connect, expect
+from tests.challenges.wsutil import act_ok as _ok
+from tests.factories import bns_combat_evening
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@database_sync_to_async
+def _latest() -> Challenge:
+    return Challenge.objects.latest("id")
+
+
+@database_sync_to_async
+def _combat() -> CombatState:
+    return CombatState.from_dict(Combat.objects.latest("created_at").state)
+
+
+@database_sync_to_async
+def _mortal_and_incapacitated(t) -> None:
+    t["jack"].creature = "mortal"
+    t["jack"].save()
+    Presence.objects.filter(character=t["jack"]).update(damage=7)
+
+
+async def _hit(t, rosa, jack, **frame) -> tuple[list[str], list[str]]:
+    """Rosa attacks Jack with ``frame``; Jack answers, both throw (Rosa wins
+    outright), Jack accepts the lost test. Returns the frames each phone saw."""
+    seen_rosa = await _ok(rosa, action="bns.open", defender=str(t["jack"].pk), **frame)
+    challenge = await _latest()
+    seen_jack = await expect(jack, "Choose your defence")
+    seen_jack += await _ok(jack, action="bns.answer", challenge=str(challenge.pk), defence="dodge")
+    seen_rosa += await _ok(rosa, action="bns.throw", challenge=str(challenge.pk), throw="rock")
+    seen_jack += await _ok(jack, action="bns.throw", challenge=str(challenge.pk), throw="scissors")
+    reply, frames = await act(jack, action="bns.accept", challenge=str(challenge.pk))
+    assert reply.get("status") == "ok" or "no lost test" in reply.get("message", ""), reply
+    return seen_rosa, [*seen_jack, *frames]
+
+
+async def test_a_knock_down_and_a_pierced_heart_show_on_the_phones_and_the_dashboard() -> None:
+    t = await database_sync_to_async(bns_combat_evening)()
+    dash, _ = await connect(f"/ws/narrate/{t['session'].pk}/", t["narrator"])
+    rosa, _ = await connect(f"/ws/play/{t['rosa'].pk}/", t["rosa_player"])
+    jack, _ = await connect(f"/ws/play/{t['jack'].pk}/", t["jack_player"])
+    await _ok(dash, action="combat.start", characters=[str(t["rosa"].pk), str(t["jack"].pk)])
+    await expect(rosa, "Your initiative")
+    combat = await database_sync_to_async(Combat.objects.latest)("created_at")
+
+    _, seen = await _hit(t, rosa, jack, attack="brawl", maneuvers=["knock_down"])
+    await expect(jack, lambda f: "combat-conditions" in f and "(prone)" in f, frames=seen)
+    await expect(dash, lambda f: 'class="combat-conditions">prone<' in f)
+    await _ok(rosa, action="combat.advance", combat=combat.pk)
+    await expect(jack, "Stand up (simple action)")
+    await _ok(jack, action="combat.act", combat=combat.pk, kind="simple", what="stand_up")
+    assert not (await _combat()).fighter(t["jack"].pk).prone
+    await _ok(jack, action="combat.advance", combat=combat.pk)
+
+    await _mortal_and_incapacitated(t)
+    seen_rosa, seen_jack = await _hit(
+        t, rosa, jack, attack="melee", maneuvers=["pierce_the_heart:focus"]
+    )
+    await expect(rosa, "Jack is Killed", frames=seen_rosa)
+    await expect(jack, "Dead tonight (Pierce the Heart).", "Jack is Killed", frames=seen_jack)
+    await expect(dash, lambda f: "roster-" in f and '"tag fate fate-dead">Dead<' in f)
+    state = await _combat()
+    assert t["jack"].pk not in [f.fighter_id for f in state.fighters]
+    for socket in (dash, rosa, jack):
+        await socket.disconnect()
