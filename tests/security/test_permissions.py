@@ -114,6 +114,13 @@ URLS = {
         "admin:challenges_challenge_change", args=[_helen_challenge(w).pk]
     ),
     "admin client actions": lambda w: reverse("admin:challenges_clientaction_changelist"),
+    # issue 13: printable sheets exist for a chronicle of dice pools only (this
+    # world's is MET: a 404 for everyone signed in); who may print a storytelling
+    # sheet is tests/challenges/test_story_pages.py's table.
+    "this chronicle's printable sheets": lambda w: reverse(
+        "story_sheets_print", args=[w["chronicle"].pk]
+    ),
+    "Helen's printable sheet": lambda w: reverse("story_sheet_print", args=[w["helen"].pk]),
     "healthz": lambda w: reverse("healthz"),
     "login": lambda w: reverse("login"),
     "join without a token": lambda w: reverse("join"),
@@ -171,6 +178,8 @@ HTTP_TABLE = {
     "admin this session": ("login", "login", "ok", "denied", "ok", "login"),
     "admin Helen's challenge": ("login", "login", "ok", "denied", "ok", "login"),
     "admin client actions": ("login", "login", "denied", "denied", "ok", "login"),
+    "this chronicle's printable sheets": ("denied",) * 5 + ("login",),
+    "Helen's printable sheet": ("denied",) * 5 + ("login",),
     "healthz": ok6,
     "login": ok6,
     "join without a token": ("denied",) * 6,
@@ -243,6 +252,8 @@ def test_the_table_covers_every_named_url():
         "prepared_statics",
         "statics_sheet",
         "join_sheet",
+        "story_sheets_print",
+        "story_sheet_print",
     }
     assert names == covered
 
