@@ -8,6 +8,7 @@ Heart)."""
 from __future__ import annotations
 
 import pytest
+from bs4 import BeautifulSoup
 from channels.db import database_sync_to_async
 
 from challenges.models import Challenge, Combat
@@ -78,5 +79,50 @@ async def test_a_knock_down_and_a_pierced_heart_show_on_the_phones_and_the_dashb
     await expect(dash, lambda f: "roster-" in f and '"tag fate fate-dead">Dead<' in f)
     state = await _combat()
     assert t["jack"].pk not in [f.fighter_id for f in state.fighters]
+    for socket in (dash, rosa, jack):
+        await socket.disconnect()
+
+
+def _chips(frames: list[str]) -> list[list[str]]:
+    """The maneuver values of each "Challenge someone" chips part the frames
+    drew again (``_bns_maneuvers.html``, out of band)."""
+    drawn = []
+    for frame in frames:
+        part = BeautifulSoup(frame, "html.parser").select_one("#bns-maneuver-choices")
+        if part is not None:
+            assert part.get("hx-swap-oob") == "true"
+            drawn.append([box["value"] for box in part.select("input[name=maneuvers]")])
+    return drawn
+
+
+async def test_her_phone_stops_offering_the_spent_focus_maneuver_without_a_reload() -> None:
+    """seeds/002 "Physical Focuses in Combat": once Rosa's Strength focus
+    pays a maneuver in her live combat, her phone's "Challenge someone" form
+    drops the ":focus" chips at once (the server would refuse them); Jack's
+    form is left alone; when the combat ends, they come back."""
+    t = await database_sync_to_async(bns_combat_evening)()
+    dash, _ = await connect(f"/ws/narrate/{t['session'].pk}/", t["narrator"])
+    rosa, _ = await connect(f"/ws/play/{t['rosa'].pk}/", t["rosa_player"])
+    jack, _ = await connect(f"/ws/play/{t['jack'].pk}/", t["jack_player"])
+    await _ok(dash, action="combat.start", characters=[str(t["rosa"].pk), str(t["jack"].pk)])
+    seen = await expect(rosa, "Your initiative")
+    assert _chips(seen) == []  # nothing spent yet: the form is left alone
+    combat = await database_sync_to_async(Combat.objects.latest)("created_at")
+
+    seen = await _ok(
+        rosa,
+        action="bns.open",
+        defender=str(t["jack"].pk),
+        attack="brawl",
+        maneuvers=["disarm:focus"],
+    )
+    seen = await expect(rosa, "bns-maneuver-choices", frames=seen)
+    (chips,) = _chips(seen)
+    assert chips and "disarm" in chips and not [c for c in chips if c.endswith(":focus")]
+    assert _chips(await expect(jack, "Choose your defence")) == []
+
+    seen = await _ok(dash, action="combat.end", combat=combat.pk)
+    seen = await expect(rosa, "bns-maneuver-choices")
+    assert "grapple:focus" in _chips(seen)[-1]
     for socket in (dash, rosa, jack):
         await socket.disconnect()
