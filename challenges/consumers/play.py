@@ -627,6 +627,7 @@ class PlayConsumer(BaseConsumer):
             surprise=message["surprise"],
             first_round=message["first_round"],
             staking=message["staking"],
+            escape=message["escape"],
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -19,11 +19,12 @@ from challenges.rules import (
     RulesError,
     Stage,
     bids_required,
+    bns,
     get_ruleset,
 )
 from challenges.rules.judge import stamina_only
 from challenges.services.clocks import clock_views
-from challenges.views.bns import bns_start_options
+from challenges.views.bns import bns_attacks, bns_start_options
 from challenges.views.combat import combat_views
 from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
@@ -78,7 +79,11 @@ def phone_combats(character: Character, session: GameSession | None, sheet: Shee
     no query for a MET phone, one for a ``bns`` phone."""
     if session is None or sheet.attributes is None:
         return []
-    return combat_views(session, character.pk)
+    combats = combat_views(session, character.pk)
+    for combat in combats:
+        if combat.escape_from:  # grappled: her pools to escape (seeds/002 Grapple)
+            combat.escape_attacks = bns_attacks(sheet.attributes, character, bns.ESCAPE_ATTACKS)
+    return combats
 
 
 def focus_spent(combats: list) -> bool:
