@@ -158,7 +158,11 @@ class PlayConsumer(BaseConsumer):
         self.combat_rounds = self.sheet.attributes is not None
         if self.combat_rounds and self.session is not None:
             self.stamp_parts["combat"] = heartbeat.combats_shown_part(context["combats"])
-        self.focus_spent = focus_spent(context["combats"])
+        spent = focus_spent(context["combats"])
+        # The form is drawn again only with a new seat: its maneuver chips
+        # follow her focus when it changed since this phone last knew.
+        context["maneuvers_oob"] = not moved and spent != self.focus_spent
+        self.focus_spent = spent
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
         return render_to_string("challenges/play_live.html", context)

@@ -123,6 +123,11 @@ async def test_her_phone_stops_offering_the_spent_focus_maneuver_without_a_reloa
     (chips,) = _chips(seen)
     assert chips and "disarm" in chips and not [c for c in chips if c.endswith(":focus")]
     assert _chips(await expect(jack, "Choose your defence")) == []
+    # A phone (re)connecting now gets the chips with its first view, whatever
+    # its page showed.
+    again, first = await connect(f"/ws/play/{t['rosa'].pk}/", t["rosa_player"])
+    assert _chips([first]) == [chips]
+    await again.disconnect()
 
     seen = await _ok(dash, action="combat.end", combat=combat.pk)
     seen = await expect(rosa, "bns-maneuver-choices")
