@@ -311,6 +311,8 @@ def _pooled_entries(kind, data, entry, side, side_id, names) -> list[Entry] | No
             for m, paid in data.get("maneuvers") or []
         )
         text = f"{c_name} attacks {d_name} ({what}{power}{'; ' + moves if moves else ''})"
+        if data.get("escape"):  # seeds/002 Grapple
+            text = f"{c_name} tries to escape {d_name}'s grapple ({what})"
         out = [entry("challenge", text)]
         if data.get("willpower_spent"):
             spent = f"{c_name} spends {data['willpower_spent']} Willpower (maneuver)"
@@ -398,6 +400,8 @@ def _combat_text(kind: str, data: dict, names: dict[int, str]) -> str:
     if kind == "combat_inflicted":
         effect = str(data.get("effect") or "").replace("_", " ")
         return f"{combat}: {name('by')}'s maneuver: {name('fighter')} is {effect}"
+    if kind == "combat_grapple_released":
+        return f"{combat}: {name('fighter')} is free of the grapple"
     if kind == "combat_fighter_removed":
         why = f" ({data['reason']})" if data.get("reason") else ""
         return f"{combat}: {name('fighter')} is out of the combat{why}"

@@ -429,7 +429,8 @@ class BnsOpen(Action):
     thrown, firearms; mental or social with the ``power`` used and the Skill
     its pool adds), the ``maneuvers`` she pays for ("knock_out" with
     Willpower, "knock_out:focus" with her focus), Surprise and first round,
-    a staking weapon."""
+    a staking weapon; ``escape``: a grappled character's escape from the
+    ``defender``'s Grapple (brawl or melee, her simple action)."""
 
     defender: Number
     attack: Literal["brawl", "melee", "thrown", "firearms", "mental", "social"]
@@ -439,6 +440,7 @@ class BnsOpen(Action):
     surprise: Flag = False
     first_round: Flag = False
     staking: Flag = False
+    escape: Flag = False
 
 
 class BnsAnswer(Action):

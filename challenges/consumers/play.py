@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from challenges import heartbeat, services, views
 from challenges.consumers.base import BadMessage, BaseConsumer, _field, _flag, _names
 from challenges.realtime import character_group, chronicle_group, session_group
-from challenges.views.phone import _with_sheet, start_options
+from challenges.views.phone import _with_sheet, bns_maneuver_choices, focus_spent, start_options
 from characters.services import character_sheet
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,9 @@ class PlayConsumer(BaseConsumer):
     #: Her sheet rates Attributes (a chronicle with combat rounds, issue 12):
     #: learnt on the first render; the stamp then has a ``combat`` part.
     combat_rounds = False
+    #: The "Challenge someone" form on her screen leaves out her focus's free
+    #: maneuver, spent in her live combat (issue 12; ``views.phone.focus_spent``).
+    focus_spent = False
 
     async def connect(self) -> None:
         await self.accept()
@@ -155,6 +158,11 @@ class PlayConsumer(BaseConsumer):
         self.combat_rounds = self.sheet.attributes is not None
         if self.combat_rounds and self.session is not None:
             self.stamp_parts["combat"] = heartbeat.combats_shown_part(context["combats"])
+        spent = focus_spent(context["combats"])
+        # The form is drawn again only with a new seat: its maneuver chips
+        # follow her focus when it changed since this phone last knew.
+        context["maneuvers_oob"] = not moved and spent != self.focus_spent
+        self.focus_spent = spent
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
         return render_to_string("challenges/play_live.html", context)
@@ -527,10 +535,22 @@ class PlayConsumer(BaseConsumer):
     # bns combat rounds (issue 12) ---------------------------------------------
     @database_sync_to_async
     def _render_combats(self) -> str:
-        """Her combats, out of band (``_combat_phone.html``)."""
+        """Her combats, out of band (``_combat_phone.html``); and the "Challenge
+        someone" form's maneuver chips (``_bns_maneuvers.html``) only when this
+        change spent her focus's free maneuver or freed it (the combat ended):
+        a half-filled form survives every other combat move. No query more."""
         combats = views.phone_combats(self.character, self.session, self.sheet)
         self.stamp_parts = {**self.stamp_parts, "combat": heartbeat.combats_shown_part(combats)}
-        return render_to_string("challenges/_combat_phone.html", {"combats": combats, "oob": True})
+        html = render_to_string("challenges/_combat_phone.html", {"combats": combats, "oob": True})
+        spent = focus_spent(combats)
+        if spent != self.focus_spent:
+            self.focus_spent = spent
+            offered = start_options(self.sheet).get("bns_maneuvers", [])
+            html += render_to_string(
+                "challenges/_bns_maneuvers.html",
+                {"bns_maneuvers": bns_maneuver_choices(offered, combats), "oob": True},
+            )
+        return html
 
     async def combat_updated(self, event: dict) -> None:
         if self.session is None or event.get("session_id") != self.session.pk:
@@ -611,6 +631,7 @@ class PlayConsumer(BaseConsumer):
             surprise=message["surprise"],
             first_round=message["first_round"],
             staking=message["staking"],
+            escape=message["escape"],
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -178,6 +178,7 @@ def bns_open(
     surprise: bool = False,
     first_round: bool = False,
     staking: bool = False,
+    escape: bool = False,
     user,
     msg_id: str,
 ) -> Challenge:
@@ -192,12 +193,17 @@ def bns_open(
     (Knock Out needs both); ``staking``: the weapon stakes (Pierce the Heart).
     Inside a combat, the combat says whether her focus's free maneuver is
     spent and whether she is blinded (she then misses without Fighting
-    Blind). An auto-answering NPC defender answers at once. Returns the
+    Blind). ``escape``: she tries to escape ``defender``'s Grapple in their
+    live combat ("brawl" or "melee", no maneuver; her simple action); a
+    win frees her at once, a loss keeps her grappled; no damage either way.
+    An auto-answering NPC defender answers at once. Returns the
     challenge. Raises ActionRefused (not her character, not present or on a
     break, dead or staked, a chronicle that does not play test pools, time
-    out), RulesError (an illegal attack or maneuver, a defender immune to
-    her power), AlreadyDone (repeated ``msg_id``).
-    seeds/002 "Tests and Challenges", "Common Test Pools", "Combat Maneuvers".
+    out, an escape from someone not grappling her), RulesError (an illegal
+    attack or maneuver, a defender immune to her power, her simple action
+    used), AlreadyDone (repeated ``msg_id``).
+    seeds/002 "Tests and Challenges", "Common Test Pools", "Combat
+    Maneuvers" (Grapple).
     """
     _ensure_player(user, attacker)
     uses = _maneuvers(maneuvers)
@@ -232,6 +238,9 @@ def bns_open(
                 raise ActionRefused(refusal)
         now = _now()
         in_combat = combat_fighter_now(session.pk, attacker.pk)
+        if escape and (in_combat is None or defender.pk not in in_combat.grappled_by):
+            # Grapples live in the combat (seeds/002 Grapple): none, nothing to escape.
+            raise ActionRefused(f"{defender.name} is not grappling you.")
         transition = bns.open_challenge(
             attacker=fighter_of(
                 attacker,
@@ -251,6 +260,7 @@ def bns_open(
             first_round=bool(first_round),
             staking=bool(staking),
             attacker_blind=in_combat is not None and in_combat.blinded > 0,
+            escape=bool(escape),
             now=now,
         )
         # In a combat, the round's rules first (seeds/002 "Maximum Attacks Per
@@ -263,6 +273,7 @@ def bns_open(
             power=transition.state.power,
             failed=None,
             focus=transition.state.focus_used,
+            escape=transition.state.escape,
             now=transition.state.stage_since,
         )
         challenge = Challenge(
@@ -550,6 +561,7 @@ def _save(
             power=state.power,
             failed=state.result is bns.Result.FAILURE,
             effects=[(i.effect.value, i.until) for i in state.effects],
+            escape=state.escape,
             escaped=won and state.escape,
             now=state.stage_since,
         )

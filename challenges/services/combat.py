@@ -537,6 +537,7 @@ def combat_note_challenge(
     now: float,
     focus: bool = False,
     effects: Sequence[tuple[str, float | None]] = (),
+    escape: bool = False,
     escaped: bool = False,
 ) -> Combat | None:
     """Join point for the opposed challenge: record that ``attacker``
@@ -556,8 +557,13 @@ def combat_note_challenge(
     ``effects`` (on resolving): (effect, until) of each successful
     maneuver, passed to the combat's :func:`~challenges.rules.bns_combat.inflict`
     (grappled by the attacker, prone, blinded, unconscious until then;
-    killed or staked takes her out); ``escaped``: the attacker won her
-    escape from the defender's grapple (released). A single call with the
+    killed or staked takes her out). ``escape``: the challenge is the
+    attacker's escape from the defender's grapple: on opening it takes her
+    simple action (:data:`~challenges.rules.bns_combat.ActionWhat.ESCAPE`,
+    refused unless the defender grapples her), counts against no limit and
+    records no attack; on resolving, ``escaped`` (she won) frees her at once
+    (:func:`~challenges.rules.bns_combat.release`: her standard action is
+    hers again this round). seeds/002 Grapple. A single call with the
     outcome records and settles at once, under the round's checks. The
     immunity of a failed Mental or Social challenge is the challenge's
     (``challenges.services.bns``), not the combat's.
@@ -586,7 +592,19 @@ def combat_note_challenge(
             ),
             None,
         )
-        if pending is not None and failed is not None:
+        if escape and failed is not None:
+            transition = rules.CombatTransition(state, ())  # no attack to settle
+        elif escape:
+            _both_inside(row, inside, attacker, defender)
+            transition = rules.take_action(
+                state,
+                fighter=attacker.pk,
+                kind=rules.ActionKind.SIMPLE,
+                what=rules.ActionWhat.ESCAPE,
+                target=defender.pk,
+                now=now,
+            )
+        elif pending is not None and failed is not None:
             transition = rules.settle_attack(
                 state, attack=pending.attack_id, failed=failed, now=now
             )

@@ -9,6 +9,7 @@ exactly the engine's ``legal_moves`` for her side."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -85,7 +86,9 @@ class BnsCardView(CallsNarrator):
 
     @property
     def kind_label(self) -> str:
-        """ "Brawl attack", "Mental power: Dominate"."""
+        """ "Brawl attack", "Mental power: Dominate", "Grapple escape (Brawl)"."""
+        if self.state.escape:
+            return f"Grapple escape ({self.state.attack.label})"
         if self.state.attack.physical:
             return f"{self.state.attack.label} attack"
         return f"{self.state.attack.label}: {self.state.power}"
@@ -211,6 +214,8 @@ class BnsCardView(CallsNarrator):
         if result is bns.Result.VOID:
             return f"Void: {self.state.reason}." if self.state.reason else "Void."
         head = result.label
+        if result is bns.Result.FAILURE and self.state.escape:
+            return f"{head}: {self.challenger_name} is still grappled by {self.defender_name}."
         if result is bns.Result.FAILURE:
             immune = ""
             if self.state.immune_until is not None:
@@ -286,6 +291,22 @@ _PAID_WORDS = {
 }
 
 
+def bns_attacks(
+    sheet: AttributeSheet,
+    character: Character,
+    kinds: Sequence[bns.AttackKind] = tuple(_ATTACK_SKILL),
+) -> list[tuple[str, str, int]]:
+    """(value, label, her pool) of each Physical attack of ``kinds`` she has
+    on her sheet: brawl always; melee, thrown and firearms with the Skill
+    on her sheet. seeds/002 "Common Test Pools". No query."""
+    me = fighter_of(character, sheet)
+    return [
+        (kind.value, kind.label, bns.test_pool(me, attack=kind))
+        for kind in kinds
+        if _ATTACK_SKILL[kind] is None or sheet.skill(_ATTACK_SKILL[kind])
+    ]
+
+
 def bns_start_options(sheet: AttributeSheet, character: Character) -> dict:
     """What a test-pool sheet's "Challenge someone" form offers:
     ``bns_attacks`` [(value, label, pool)] (brawl always; melee, thrown and
@@ -296,10 +317,7 @@ def bns_start_options(sheet: AttributeSheet, character: Character) -> dict:
     Social: always, named in the form). seeds/002 "Common Test Pools",
     "Combat Maneuvers". No query (``character`` is her row, for her name)."""
     me = fighter_of(character, sheet)
-    attacks = []
-    for kind, skill in _ATTACK_SKILL.items():
-        if skill is None or sheet.skill(skill):
-            attacks.append((kind.value, kind.label, bns.test_pool(me, attack=kind)))
+    attacks = bns_attacks(sheet, character)
     anyone = (
         bns.Fighter(name="target", physical=1, social=1, mental=1),
         bns.Fighter(

@@ -82,6 +82,12 @@ class CombatView:
     #: Prone: her simple action stands her up; blinded: it clears her eyes.
     can_stand_up: bool = False
     can_clear_eyes: bool = False
+    #: Grappled, on her simple action: (id, name) of each grappler she may try
+    #: to best, and (attack, label, her pool) of each way (brawl, melee): her
+    #: phone's "Escape from <name>'s grapple" (seeds/002 Grapple); the pools
+    #: come from her sheet (``views.phone.phone_combats``).
+    escape_from: list[tuple[int, str]] = field(default_factory=list)
+    escape_attacks: list[tuple[str, str, int]] = field(default_factory=list)
     #: Her Physical focus's free maneuver is spent in this live combat
     #: (seeds/002 "Physical Focuses in Combat": once per combat).
     focus_used: bool = False
@@ -193,6 +199,7 @@ def combat_view(
     view.max_steps = legal.steps
     view.can_advance, view.can_hold = legal.advance, legal.hold
     view.can_stand_up, view.can_clear_eyes = legal.stand_up, legal.clear_eyes
+    view.escape_from = [(pk, names[pk]) for pk in legal.escape]
     view.targets = [
         f"{names[pk]}: {', '.join(c.label for c in categories)}" for pk, categories in legal.targets
     ]

@@ -19,11 +19,12 @@ from challenges.rules import (
     RulesError,
     Stage,
     bids_required,
+    bns,
     get_ruleset,
 )
 from challenges.rules.judge import stamina_only
 from challenges.services.clocks import clock_views
-from challenges.views.bns import bns_start_options
+from challenges.views.bns import bns_attacks, bns_start_options
 from challenges.views.combat import combat_views
 from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
@@ -55,11 +56,8 @@ def play_context(
             choice = opponent_choice(session, character)
     combats = phone_combats(character, session, sheet)  # issue 12: combat rounds
     options = start_options(sheet)
-    if any(c.focus_used for c in combats):
-        # Her focus's free maneuver is spent for this combat: not offered again.
-        options["bns_maneuvers"] = [
-            (value, label) for value, label in options["bns_maneuvers"] if ":focus" not in value
-        ]
+    if "bns_maneuvers" in options:
+        options["bns_maneuvers"] = bns_maneuver_choices(options["bns_maneuvers"], combats)
     return {
         "character": character,
         "session": session,
@@ -81,7 +79,28 @@ def phone_combats(character: Character, session: GameSession | None, sheet: Shee
     no query for a MET phone, one for a ``bns`` phone."""
     if session is None or sheet.attributes is None:
         return []
-    return combat_views(session, character.pk)
+    combats = combat_views(session, character.pk)
+    for combat in combats:
+        if combat.escape_from:  # grappled: her pools to escape (seeds/002 Grapple)
+            combat.escape_attacks = bns_attacks(sheet.attributes, character, bns.ESCAPE_ATTACKS)
+    return combats
+
+
+def focus_spent(combats: list) -> bool:
+    """Issue 12: her Physical focus's free maneuver is spent in one of her
+    live ``combats`` (``CombatView.focus_used``; seeds/002 "Physical
+    Focuses in Combat": once per combat)."""
+    return any(c.focus_used for c in combats)
+
+
+def bns_maneuver_choices(offered: list[tuple[str, str]], combats: list) -> list[tuple[str, str]]:
+    """The "Challenge someone" form's maneuvers (``bns_start_options``'s
+    ``bns_maneuvers``, (value, label)) as her ``combats`` leave them: those
+    paid with her focus ("disarm:focus") go once it is spent (:func:`focus_spent`),
+    so she is never offered a move the server refuses. No query."""
+    if not focus_spent(combats):
+        return offered
+    return [(value, label) for value, label in offered if not value.endswith(":focus")]
 
 
 def _clock(character: Character, session: GameSession | None, sheet: Sheet) -> dict | None:

@@ -101,6 +101,10 @@ def test_the_tablet_starts_a_combat_of_three_and_phones_follow_one_round(
             "Time out: play is frozen. No move until a narrator resumes."
         )
         expect(_combat(screen).get_by_role("button")).to_have_count(0)
+    # Nor does Helen's phone still say "Your initiative: take your … action", nor the
+    # tablet offer "Start a combat…" (the server refuses both moves now).
+    expect(_combat(helen).locator(".combat-status")).to_be_hidden()
+    expect(narrator.page.get_by_text("Start a combat…")).to_be_hidden()
     expect(panel.locator(".combat-frozen")).to_be_visible()
     expect(panel.get_by_role("button")).to_have_text(["End the combat"])
     expect(panel.locator("li[aria-current=step]")).to_contain_text("Helen")
@@ -110,6 +114,8 @@ def test_the_tablet_starts_a_combat_of_three_and_phones_follow_one_round(
         expect(screen.page.locator("#time-out")).to_be_hidden(timeout=AT_ONCE)
         expect(_combat(screen).locator(".combat-frozen")).to_be_hidden()
     expect(_combat(helen)).to_contain_text("Your initiative", timeout=AT_ONCE)
+    expect(_combat(helen).locator(".combat-status")).to_be_visible()
+    expect(narrator.page.get_by_text("Start a combat…")).to_be_visible()
     expect(_combat(helen).get_by_role("button", name="End my initiative")).to_be_visible()
     expect(panel.get_by_role("button", name="Advance (end Helen's initiative)")).to_be_visible()
 

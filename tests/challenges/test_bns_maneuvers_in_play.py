@@ -100,6 +100,18 @@ def combat(row: Combat) -> CombatState:
     return CombatState.from_dict(row.state)
 
 
+def simple_action(t, row: Combat, who: str, what: str) -> Combat:
+    """``who`` (her player) takes her simple action ``what`` in ``row``."""
+    return services.combat_act(
+        combat_id=row.pk,
+        character=t[who],
+        kind="simple",
+        what=what,
+        user=t[f"{who}_player"],
+        msg_id=mid(),
+    )
+
+
 def next_turn(t, row: Combat) -> None:
     turn = combat(row).turn
     while combat(row).turn == turn:
@@ -266,14 +278,7 @@ def test_a_knock_down_leaves_her_prone_and_her_phone_offers_to_stand_up(t) -> No
     services.combat_advance(combat_id=row.pk, user=t["narrator"], msg_id=mid())
     jack = view(row, t["jack"].pk)
     assert jack.order[1].conditions == "prone" and jack.can_stand_up and jack.max_steps == 1
-    services.combat_act(
-        combat_id=row.pk,
-        character=t["jack"],
-        kind="simple",
-        what="stand_up",
-        user=t["jack_player"],
-        msg_id=mid(),
-    )
+    simple_action(t, row, "jack", "stand_up")
     assert not combat(row).fighter(t["jack"].pk).prone
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 from channels.db import database_sync_to_async
+from django.conf import settings
+from django.test import Client
+from django.urls import reverse
 
 from challenges import heartbeat, views
 from challenges.models import Combat
@@ -137,6 +140,21 @@ def _block(frames: list[str], selector: str):
     return BeautifulSoup(drawn[-1], "html.parser").select_one(selector)
 
 
+#: narrator.css: during a Time out every .combat-play goes, wherever it is.
+FROZEN_RULE = "body:has(#time-out.active) .combat-play { display: none; }"
+
+
+def _css() -> str:
+    return (settings.BASE_DIR / "static" / "narrator" / "narrator.css").read_text()
+
+
+@database_sync_to_async
+def _dashboard_page(t: dict) -> str:
+    client = Client()
+    client.force_login(t["narrator"])
+    return client.get(reverse("narrate", args=[t["session"].pk])).content.decode()
+
+
 def _unfrozen(block) -> list[str]:
     """The buttons of ``block`` a Time out leaves (narrator.css hides every
     .combat-play under #time-out.active)."""
@@ -170,6 +188,13 @@ async def test_a_time_out_freezes_the_combat_blocks_with_the_marker_alone() -> N
         "Time out: play is frozen. No move until a narrator resumes."
     )
     assert card.select(".combat-moves.combat-play button") and _unfrozen(card) == []
+    # Her "Your initiative" line and the dashboard's "Start a combat…" form go with
+    # the moves (the server refuses a combat.start then): the same rule hides them.
+    assert "combat-play" in card.select_one(".combat-status.your-move")["class"]
+    page = BeautifulSoup(await _dashboard_page(t), "html.parser")
+    start = page.find("summary", string="Start a combat…").find_parent("details")
+    assert "combat-play" in start["class"]
+    assert FROZEN_RULE in _css()
     await drain(phones["vesper"])
 
     await _ok(dash, action="session.time_out")
@@ -186,6 +211,7 @@ async def test_a_time_out_freezes_the_combat_blocks_with_the_marker_alone() -> N
         phones["vesper"], action="combat.act", combat=combat.pk, kind="simple", steps="1"
     )
     assert (await _combat()).version == combat.version
+    assert "Time out" in await _refused(dash, action="combat.start", characters=ids)
     await _ok(dash, action="session.resume")
     await expect(phones["vesper"], 'class="time-out"')
     await _ok(phones["vesper"], action="combat.act", combat=combat.pk, kind="simple", steps="1")

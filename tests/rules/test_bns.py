@@ -722,6 +722,30 @@ def test_escaping_a_grapple_is_a_brawl_or_melee_challenge_that_deals_no_damage()
 
 
 @pytest.mark.parametrize(
+    ("attack", "allowed"),
+    [("brawl", True), ("melee", True), ("thrown", False), ("firearms", False)],
+)
+def test_only_brawl_and_melee_escape_a_grapple_and_the_opened_event_says_escape(
+    attack: str, allowed: bool
+) -> None:
+    # seeds/002 Grapple: "besting you in an opposed challenge (Brawl or Melee)"
+    assert (AttackKind(attack) in bns.ESCAPE_ATTACKS) is allowed
+    attacker, defender = pools(5, 3)
+    if not allowed:
+        with pytest.raises(RulesError, match="Brawl or Melee"):
+            bns.open_challenge(
+                attacker=attacker, defender=defender, attack=attack, escape=True, now=NOW
+            )
+        return
+    step = bns.open_challenge(
+        attacker=attacker, defender=defender, attack=attack, escape=True, now=NOW
+    )
+    assert step.state.escape and step.events[0].data["escape"] is True
+    plain = bns.open_challenge(attacker=attacker, defender=defender, attack=attack, now=NOW)
+    assert plain.events[0].data["escape"] is False
+
+
+@pytest.mark.parametrize(
     ("attacker_physical", "allowed"), [(3, False), (4, True)], ids=["not higher", "higher"]
 )
 @pytest.mark.parametrize("maneuver", ["knock_down", "knock_out"])

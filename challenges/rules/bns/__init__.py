@@ -14,6 +14,7 @@ re-exported from ``challenges.rules``: ``bns.throw`` is not the MET
 
 from challenges.rules.bns.engine import (
     DAMAGE,
+    ESCAPE_ATTACKS,
     BnsMoves,
     BnsTransition,
     accept,
@@ -66,6 +67,7 @@ __all__ = [
     "BNS",
     "DAMAGE",
     "DEFENCE_OF",
+    "ESCAPE_ATTACKS",
     "MANEUVERS",
     "MAX_MANEUVERS",
     "UNCONSCIOUS_SECONDS",

@@ -63,6 +63,12 @@ DAMAGE: Mapping[AttackKind, int] = {
 attack inflicts 1 point of damage. Default firearms attacks inflict 2"
 (seeds/002, under "Common Test Pools")."""
 
+ESCAPE_ATTACKS: tuple[AttackKind, ...] = (AttackKind.BRAWL, AttackKind.MELEE)
+"""The attacks a grappled character escapes with: "She can escape from your
+Grapple by using a simple action and besting you in an opposed challenge
+(Brawl or Melee)" (seeds/002 "Combat Maneuvers", Grapple); her pool is
+Physical + that Skill (:func:`~challenges.rules.bns.sheet.test_pool`)."""
+
 MAX_TEXT = 100
 """Longest power name or reason a move takes, in characters."""
 
@@ -370,8 +376,9 @@ def open_challenge(
     (stage RESOLVED, Result.FAILURE, Willpower spent stays spent).
     ``escape``: the grappled attacker tries to escape the defender's Grapple
     ("besting you in an opposed challenge (Brawl or Melee)"): brawl or melee,
-    no maneuver; a success frees her and deals no damage.
-    Events: "opened", then "missed" and "resolved" for such a miss.
+    no maneuver (:data:`ESCAPE_ATTACKS`); a success frees her and deals no
+    damage. Events: "opened" {attack, attacker, defender, power, maneuvers,
+    willpower_spent, escape}, then "missed" and "resolved" for such a miss.
     RulesError: a fighter against herself, an unknown attack, a power missing
     or given to a Physical attack, a tactic on a Mental or Social attack, a
     defender immune to the attacker's power at ``now`` (her ``immunities``:
@@ -406,7 +413,7 @@ def open_challenge(
     if not allowed:
         raise RulesError("The defender needs at least one defence.")
     uses = _uses(maneuvers)
-    if escape and (kind not in (AttackKind.BRAWL, AttackKind.MELEE) or uses):
+    if escape and (kind not in ESCAPE_ATTACKS or uses):
         raise RulesError("A grapple is escaped with Brawl or Melee, without maneuvers.")
     check_maneuvers(
         uses,
@@ -451,6 +458,7 @@ def open_challenge(
             "power": power,
             "maneuvers": [[u.maneuver.value, u.paid.value] for u in uses],
             "willpower_spent": state.attacker_willpower_spent,
+            "escape": state.escape,
         },
     )
     if state.attacker_blind and Maneuver.FIGHTING_BLIND not in {u.maneuver for u in uses}:
