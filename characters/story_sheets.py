@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from challenges.rules.storytelling.health import HealthTrack
 from challenges.rules.storytelling.traits import ATTRIBUTES, DOTS_RANGE, SKILLS, TraitCategory
 from characters.models import Character, GameSession, Merit, Presence, StorySheet, StorySkill
 
@@ -161,6 +162,23 @@ class StorySheetView:
             WOUND_PENALTIES[-self.health :]
         )
         return tuple(HealthBox(m, p) for m, p in zip(marks, penalties, strict=True))
+
+    @property
+    def track(self) -> HealthTrack:
+        """Her health track tonight as the engine's :class:`HealthTrack`
+        (what the services pass to ``take_damage`` and ``heal``); marks past
+        her Health dots (a sheet lowered after the damage) are dropped from
+        the right, bashing first."""
+        aggravated = min(self.aggravated, self.health)
+        lethal = min(self.lethal, self.health - aggravated)
+        bashing = min(self.bashing, self.health - aggravated - lethal)
+        return HealthTrack(max(1, self.health), aggravated, lethal, bashing)
+
+    @property
+    def wound_penalty(self) -> int:
+        """0, −1, −2 or −3: what her wounds take off every roll tonight
+        (seeds/003 "Wound Penalties"; the engine's rule)."""
+        return self.track.wound_penalty
 
     @property
     def marked(self) -> int:

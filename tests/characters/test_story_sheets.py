@@ -13,7 +13,7 @@ from challenges.rules import RULESETS, RulesError, SheetKind, get_ruleset, met_r
 from challenges.rules.storytelling.traits import ATTRIBUTES, SKILLS
 from characters.models import Character, Chronicle, Merit, Presence, StorySheet, StorySkill
 from characters.services import character_sheet, session_start
-from characters.story_sheets import dots_text, story_sheet, story_sheet_of
+from characters.story_sheets import StorySheetView, dots_text, story_sheet, story_sheet_of
 from tests.factories import make_iris, make_rosa
 
 pytestmark = pytest.mark.django_db
@@ -257,3 +257,24 @@ def test_other_rulesets_sheets_have_no_dots(story):
     met = Chronicle.objects.create(name="Apocalypse")
     helen = Character.objects.create(chronicle=met, name="Helen")
     assert character_sheet(helen, None).trait_sheet
+
+
+@pytest.mark.parametrize(
+    ("marks", "penalty"),
+    [
+        ((0, 0, 0), 0),
+        ((0, 0, 4), 0),  # seven boxes: four marked, three clear
+        ((0, 1, 4), -1),  # the third-to-last box marked
+        ((1, 1, 4), -2),
+        ((2, 2, 3), -3),  # every box marked
+    ],
+)
+def test_her_track_tonight_is_the_engines_and_sets_her_wound_penalty(marks, penalty):
+    """seeds/003 "Wound Penalties": −1, −2, −3 as the third-to-last, second-to-last
+    and last of her seven boxes are marked."""
+    aggravated, lethal, bashing = marks
+    view = StorySheetView(
+        attributes=(), skills=(), health=7, aggravated=aggravated, lethal=lethal, bashing=bashing
+    )
+    assert (view.track.aggravated, view.track.lethal, view.track.bashing) == marks
+    assert view.wound_penalty == penalty
