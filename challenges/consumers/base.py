@@ -81,6 +81,22 @@ def _flag(message: dict, name: str) -> bool:
     return message.get(name) in (True, "on", "true", "1")
 
 
+def pool_spec(message: dict) -> dict:
+    """Issue 13: the pool a ``roll.*`` frame describes, checked by
+    ``services.roll_spec`` (an unknown Attribute or Skill is refused there)."""
+    modifiers = []
+    if message.get("modifier"):
+        modifiers.append((message.get("reason") or "Narrator", message["modifier"]))
+    return services.roll_spec(
+        attribute=message["attribute"],
+        skill=message.get("skill"),
+        specialty=bool(message.get("specialty")),
+        equipment=message.get("equipment") or 0,
+        modifiers=modifiers,
+        willpower_allowed=message.get("willpower_allowed", True),
+    )
+
+
 class BaseConsumer(AsyncWebsocketConsumer):
     """Shared frame handling: size cap, JSON parsing, dispatch, acks and errors."""
 
