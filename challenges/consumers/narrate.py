@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from challenges import heartbeat, services, views
-from challenges.consumers.base import BadMessage, BaseConsumer, _field, pool_spec
+from challenges.consumers.base import BadMessage, BaseConsumer, RollActions, _field, pool_spec
 from challenges.realtime import chronicle_group, narrators_group, session_group
 
 
@@ -23,7 +23,7 @@ def _goto(session_id: int) -> dict[str, str]:
     return {"type": "goto", "url": views.dashboard_url(session_id)}
 
 
-class NarrateConsumer(BaseConsumer):
+class NarrateConsumer(RollActions, BaseConsumer):
     """A narrator's dashboard of one session of a chronicle she narrates."""
 
     actions = {
@@ -645,7 +645,7 @@ class NarrateConsumer(BaseConsumer):
             msg_id=msg_id,
         )
 
-    def _roll_character(self, roll_id: int, field: str):
+    def roll_actor(self, roll_id: int, field: str):
         """The character of roll ``roll_id`` (``field``: "character" or
         "opponent") a narrator taps for; the service checks she is an NPC."""
         from challenges.models import DiceRoll
@@ -659,17 +659,6 @@ class NarrateConsumer(BaseConsumer):
         return character
 
     @database_sync_to_async
-    def roll_resist(self, message: dict, msg_id: str) -> None:
-        services.roll_resist(
-            roll_id=message["roll"],
-            character=self._roll_character(message["roll"], "opponent"),
-            spec=pool_spec(message),
-            willpower=message["willpower"],
-            user=self.scope["user"],
-            msg_id=msg_id,
-        )
-
-    @database_sync_to_async
     def roll_extended(self, message: dict, msg_id: str) -> None:
         services.roll_extended(
             session=self.session,
@@ -680,16 +669,6 @@ class NarrateConsumer(BaseConsumer):
             most_rolls=message["most_rolls"],
             budget_minutes=message["budget"],
             label=message["label"] or "",
-            user=self.scope["user"],
-            msg_id=msg_id,
-        )
-
-    @database_sync_to_async
-    def roll_extended_roll(self, message: dict, msg_id: str) -> None:
-        services.roll_extended_roll(
-            roll_id=message["roll"],
-            character=self._roll_character(message["roll"], "character"),
-            willpower=message["willpower"],
             user=self.scope["user"],
             msg_id=msg_id,
         )

@@ -14,7 +14,15 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
 from challenges import heartbeat, services, views
-from challenges.consumers.base import BadMessage, BaseConsumer, _field, _flag, _names, pool_spec
+from challenges.consumers.base import (
+    BadMessage,
+    BaseConsumer,
+    RollActions,
+    _field,
+    _flag,
+    _names,
+    pool_spec,
+)
 from challenges.realtime import character_group, chronicle_group, session_group
 from challenges.views.phone import _with_sheet, start_options
 from characters.services import character_sheet
@@ -38,7 +46,7 @@ def _echoed_stamp(scope: dict) -> str | None:
     return value if heartbeat.looks_like_stamp(value) else None
 
 
-class PlayConsumer(BaseConsumer):
+class PlayConsumer(RollActions, BaseConsumer):
     """A player's phone for one of her characters in its chronicle's open session."""
 
     actions = {
@@ -709,23 +717,6 @@ class PlayConsumer(BaseConsumer):
             msg_id=msg_id,
         )
 
-    @database_sync_to_async
-    def roll_resist(self, message: dict, msg_id: str) -> None:
-        services.roll_resist(
-            roll_id=message["roll"],
-            character=self.character,
-            spec=pool_spec(message),
-            willpower=message["willpower"],
-            user=self.scope["user"],
-            msg_id=msg_id,
-        )
-
-    @database_sync_to_async
-    def roll_extended_roll(self, message: dict, msg_id: str) -> None:
-        services.roll_extended_roll(
-            roll_id=message["roll"],
-            character=self.character,
-            willpower=message["willpower"],
-            user=self.scope["user"],
-            msg_id=msg_id,
-        )
+    def roll_actor(self, roll_id: int, side: str):
+        """A phone taps for her own character only (the service checks the roll is hers)."""
+        return self.character

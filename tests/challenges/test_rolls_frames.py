@@ -209,3 +209,27 @@ async def test_a_phone_cannot_make_another_players_roll(night, monkeypatch):
     assert reply["type"] == "error" and "your own character" in reply["message"]
     assert (await _latest()).result is None
     await _close(iris, marcus, board)
+
+
+async def test_a_narrator_opens_a_contest_and_resists_for_an_npc_from_the_dashboard(
+    night, monkeypatch
+):
+    iris, marcus, board, _ = await _screens(night)
+    reply, board_seen = await act(
+        board,
+        action="roll.contest",
+        character=str(night["iris"].pk),
+        opponent=str(night["shade"].pk),
+        attribute="Wits",
+        skill="",
+    )
+    assert reply["status"] == "ok", reply
+    await expect(board, ("Iris against Shade: Wits", "Resist and roll"), frames=board_seen)
+    row = await _latest()
+    scripted(monkeypatch, 1, 2, 3, 9, 9, 9, 1)  # Iris (Wits 3): none; Shade (Dexterity 4): 3
+    reply, _ = await act(board, action="roll.resist", roll=row.pk, attribute="Dexterity", skill="")
+    assert reply["status"] == "ok", reply
+    await expect(iris, ("Shade wins.", "0 successes: Failure", "3 successes: Success"))
+    # Marcus's phone never shows another's roll.
+    assert not any("Shade wins." in f for f in await drain(marcus))
+    await _close(iris, marcus, board)
