@@ -684,7 +684,8 @@ class PlayConsumer(RollActions, BaseConsumer):
             "roll": heartbeat.rolls_part(self.session.pk, self.character.pk),
         }
         rolls = views.phone_rolls(self.character, self.session)
-        return render_to_string("challenges/_roll_phone.html", {"rolls": rolls, "oob": True})
+        context = {"rolls": rolls, "oob": True, **views.roll_choices()}
+        return render_to_string("challenges/_roll_phone.html", context)
 
     async def roll_updated(self, event: dict) -> None:
         if self.session is None or event.get("session_id") != self.session.pk:

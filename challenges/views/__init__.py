@@ -49,7 +49,13 @@ from challenges.views.phone import (
     play_context,
     present_opponents,
 )
-from challenges.views.rolls import RollCard, dashboard_rolls, phone_rolls, roll_card
+from challenges.views.rolls import (
+    RollCard,
+    dashboard_rolls,
+    phone_rolls,
+    roll_card,
+    roll_choices,
+)
 from challenges.views.seats import character_in_session, narrated_session, player_seat
 from challenges.views.shared import (
     HIDDEN,
@@ -69,6 +75,7 @@ __all__ = [
     "dashboard_rolls",
     "phone_rolls",
     "roll_card",
+    "roll_choices",
     "DASHBOARD_LIMIT",
     "HIDDEN",
     "ON_ROSTER",

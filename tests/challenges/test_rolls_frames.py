@@ -233,3 +233,27 @@ async def test_a_narrator_opens_a_contest_and_resists_for_an_npc_from_the_dashbo
     # Marcus's phone never shows another's roll.
     assert not any("Shade wins." in f for f in await drain(marcus))
     await _close(iris, marcus, board)
+
+
+async def test_after_a_roll_a_phones_and_the_dashboards_heartbeat_is_answered_pong(night):
+    """The stamps count the rolls shown (``roll`` part): after a roll.updated
+    frame both screens are current, and a roll they missed makes the next
+    ping resend the view."""
+    iris, marcus, board, _ = await _screens(night)
+    reply, _ = await act(
+        board, action="roll.call", character=str(night["iris"].pk), attribute="Wits"
+    )
+    assert reply["status"] == "ok"
+    await expect(iris, "Roll Wits (3 dice)")
+    await drain(iris)
+    await drain(board)
+    for screen in (iris, board):
+        await screen.send_json_to({"action": "ping"})
+        assert await screen.receive_json_from(timeout=30) == {"type": "pong"}
+    # A roll whose broadcast was lost: the next ping repairs the screen.
+    row = await _latest()
+    await database_sync_to_async(DiceRoll.objects.filter(pk=row.pk).update)(label="Wits again")
+    await database_sync_to_async(DiceRoll.objects.filter(pk=row.pk).update)(version=5)
+    await iris.send_json_to({"action": "ping"})
+    assert "Iris: Wits again" in await iris.receive_from(timeout=30)
+    await _close(iris, marcus, board)
