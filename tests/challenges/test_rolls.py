@@ -5,15 +5,22 @@ contested and extended actions, and every refusal changing nothing."""
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
 from challenges import services
 from challenges.history import session_history
 from challenges.models import DiceRoll, Event
 from challenges.rules import RulesError
 from challenges.services import rolls
-from characters.models import Presence
+from characters.management.commands.demo import STORY_CHRONICLE
+from characters.models import Chronicle, Presence
 from tests.challenges.rolls_setup import scripted, story_evening
+from tests.factories import evening
 
 pytestmark = pytest.mark.django_db
 
@@ -401,3 +408,36 @@ def test_an_impossible_extended_action_is_refused(night, extra, error):
     with pytest.raises(error):
         _extended(night, **extra)
     assert not DiceRoll.objects.exists()
+
+
+# --- pages ------------------------------------------------------------------------
+
+
+def _page(user, name, *args) -> str:
+    client = Client()
+    client.force_login(user)
+    response = client.get(reverse(name, args=args))
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_awakening_demo_plays_rolls_on_the_dashboard_and_the_phones():
+    call_command("demo", stdout=StringIO())
+    chronicle = Chronicle.objects.get(name=STORY_CHRONICLE)
+    session = chronicle.open_session()
+    iris = chronicle.characters.get(name="Iris Vale")
+    board = _page(chronicle.narrators.get(), "narrate", session.pk)
+    for words in ("Call for a roll…", "Roll openly…", "Contested action…", "Extended action…"):
+        assert words in board
+    phone = _page(iris.player, "play", iris.pk)
+    assert "Contest someone" in phone and 'id="rolls"' in phone
+    for other in ("Marcus Hale", "Seraphine", "Nico Reyes"):
+        assert f">{other}</option>" in phone
+
+
+def test_a_met_chronicle_offers_no_rolls():
+    game = evening()
+    board = _page(game["narrator"], "narrate", game["session"].pk)
+    phone = _page(game["helen_player"], "play", game["helen"].pk)
+    assert "Call for a roll" not in board and "Dice rolls" not in board
+    assert "Contest someone" not in phone and 'id="rolls"' not in phone
