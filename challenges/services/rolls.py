@@ -194,10 +194,11 @@ def _willpower(want: bool, spec: dict[str, Any]) -> bool:
 
 
 def _save(
-    row: DiceRoll, *, user, kind: str, data: dict[str, Any], spent: Sequence[int] = ()
+    row: DiceRoll, *, user, action: str, kind: str, data: dict[str, Any], spent: Sequence[int] = ()
 ) -> DiceRoll:
-    """Save ``row`` (a new row, or its version bumped), log an Event ``kind``
-    with ``data`` (the roll's id and label added), and broadcast after commit:
+    """Save ``row`` (a new row, or its version bumped), log one Event ``kind``
+    with ``data`` (the roll's id and label, and the client ``action`` that
+    made it, for ``challenges.consistency``), and broadcast after commit:
     ``roll.updated`` to both characters' phones and the dashboards;
     ``character.updated`` for each character in ``spent`` (her Willpower)."""
     if row.pk is None:
@@ -209,7 +210,13 @@ def _save(
     Event.objects.create(
         session_id=row.session_id,
         kind=kind,
-        data={"roll": row.pk, "label": row.label, "character": row.character_id, **data},
+        data={
+            "roll": row.pk,
+            "label": row.label,
+            "character": row.character_id,
+            "action": action,
+            **data,
+        },
         actor=actor,
     )
     touched = sorted({row.character_id, row.opponent_id} - {None})
@@ -288,11 +295,18 @@ def roll_call(
             spec=spec,
         )
         if character.player_id is not None:
-            return _save(row, user=user, kind="roll_called", data={})
+            return _save(row, user=user, action="roll.call", kind="roll_called", data={})
         row.kind = DiceRoll.Kind.NPC
         result = _roll_now(row, sheet, willpower=_willpower(willpower, spec))
         spent = [character.pk] if willpower else []
-        return _save(row, user=user, kind="roll_rolled", data=_rolled(result), spent=spent)
+        return _save(
+            row,
+            user=user,
+            action="roll.call",
+            kind="roll_rolled",
+            data=_rolled(result),
+            spent=spent,
+        )
 
 
 def roll_make(
@@ -313,7 +327,14 @@ def roll_make(
         sheet = story_sheet(character, row.session)
         result = _roll_now(row, sheet, willpower=_willpower(willpower, row.spec))
         spent = [character.pk] if willpower else []
-        return _save(row, user=user, kind="roll_rolled", data=_rolled(result), spent=spent)
+        return _save(
+            row,
+            user=user,
+            action="roll.make",
+            kind="roll_rolled",
+            data=_rolled(result),
+            spent=spent,
+        )
 
 
 def roll_open(*, session: GameSession, dice: int, label: str, user, msg_id: str) -> DiceRoll:
@@ -339,7 +360,7 @@ def roll_open(*, session: GameSession, dice: int, label: str, user, msg_id: str)
             result=result.to_dict(),
             rolled_at=timezone.now(),
         )
-        return _save(row, user=user, kind="roll_rolled", data=_rolled(result))
+        return _save(row, user=user, action="roll.open", kind="roll_rolled", data=_rolled(result))
 
 
 # --- contested actions -------------------------------------------------------------------
@@ -383,7 +404,13 @@ def roll_contest(
             label=(label or "").strip()[:200] or spec_label(spec),
             spec={**spec, "willpower": bool(willpower)},
         )
-        return _save(row, user=user, kind="roll_contest_opened", data={"opponent": opponent.pk})
+        return _save(
+            row,
+            user=user,
+            action="roll.contest",
+            kind="roll_contest_opened",
+            data={"opponent": opponent.pk},
+        )
 
 
 def roll_resist(
@@ -440,7 +467,9 @@ def roll_resist(
             "winner": winner,
             "successes": [last[0].successes, last[1].successes],
         }
-        return _save(row, user=user, kind="roll_contested", data=data, spent=spent)
+        return _save(
+            row, user=user, action="roll.resist", kind="roll_contested", data=data, spent=spent
+        )
 
 
 # --- extended actions --------------------------------------------------------------------
@@ -511,7 +540,13 @@ def roll_extended(
             result=transition.state.to_dict(),
             play_start=play_now(session),
         )
-        return _save(row, user=user, kind="roll_extended_started", data={"target": target})
+        return _save(
+            row,
+            user=user,
+            action="roll.extended",
+            kind="roll_extended_started",
+            data={"target": target},
+        )
 
 
 def roll_extended_roll(
@@ -549,4 +584,11 @@ def roll_extended_roll(
             row.rolled_at = timezone.now()
         data = {**_rolled(new.rolls[-1]), "total": new.successes, "summary": new.summary}
         spent = [character.pk] if willpower else []
-        return _save(row, user=user, kind="roll_extended_rolled", data=data, spent=spent)
+        return _save(
+            row,
+            user=user,
+            action="roll.extended_roll",
+            kind="roll_extended_rolled",
+            data=data,
+            spent=spent,
+        )

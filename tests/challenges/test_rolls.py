@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from challenges import services
+from challenges.consistency import find_inconsistencies
 from challenges.history import session_history
 from challenges.models import DiceRoll, Event
 from challenges.rules import RulesError
@@ -441,3 +442,12 @@ def test_a_met_chronicle_offers_no_rolls():
     phone = _page(game["helen_player"], "play", game["helen"].pk)
     assert "Call for a roll" not in board and "Dice rolls" not in board
     assert "Contest someone" not in phone and 'id="rolls"' not in phone
+
+
+def test_an_evening_of_rolls_leaves_the_database_consistent(night, monkeypatch):
+    scripted(monkeypatch, *[9] * 40)
+    _make(night, _call(night))
+    _call(night, who="shade", msg_id="npc")
+    row = _contest(night)
+    _resist(night, row)
+    assert find_inconsistencies() == []
