@@ -260,6 +260,16 @@ def _roll_now(row: DiceRoll, sheet: StorySheetView, *, willpower: bool) -> story
     return result
 
 
+def _rolled_now(row: DiceRoll, sheet: StorySheetView, *, willpower: bool, user, action: str):
+    """Roll ``row`` for its character now (:func:`_roll_now`; Willpower only
+    where its spec allows it) and save it with its "roll_rolled" Event."""
+    result = _roll_now(row, sheet, willpower=_willpower(willpower, row.spec))
+    spent = [row.character_id] if willpower else []
+    return _save(
+        row, user=user, action=action, kind="roll_rolled", data=_rolled(result), spent=spent
+    )
+
+
 # --- a roll called for, an NPC's roll, an open roll --------------------------------------
 
 
@@ -297,16 +307,7 @@ def roll_call(
         if character.player_id is not None:
             return _save(row, user=user, action="roll.call", kind="roll_called", data={})
         row.kind = DiceRoll.Kind.NPC
-        result = _roll_now(row, sheet, willpower=_willpower(willpower, spec))
-        spent = [character.pk] if willpower else []
-        return _save(
-            row,
-            user=user,
-            action="roll.call",
-            kind="roll_rolled",
-            data=_rolled(result),
-            spent=spent,
-        )
+        return _rolled_now(row, sheet, willpower=willpower, user=user, action="roll.call")
 
 
 def roll_make(
@@ -325,16 +326,7 @@ def roll_make(
         if row.is_over:
             raise ActionRefused("That roll is already made.")
         sheet = story_sheet(character, row.session)
-        result = _roll_now(row, sheet, willpower=_willpower(willpower, row.spec))
-        spent = [character.pk] if willpower else []
-        return _save(
-            row,
-            user=user,
-            action="roll.make",
-            kind="roll_rolled",
-            data=_rolled(result),
-            spent=spent,
-        )
+        return _rolled_now(row, sheet, willpower=willpower, user=user, action="roll.make")
 
 
 def roll_open(*, session: GameSession, dice: int, label: str, user, msg_id: str) -> DiceRoll:
