@@ -451,3 +451,13 @@ def test_an_evening_of_rolls_leaves_the_database_consistent(night, monkeypatch):
     row = _contest(night)
     _resist(night, row)
     assert find_inconsistencies() == []
+
+
+def test_the_admin_lists_the_rolls_read_only(night, monkeypatch, admin_client):
+    scripted(monkeypatch, 9, 9, 9)
+    row = _make(night, _call(night))
+    listed = admin_client.get(reverse("admin:challenges_diceroll_changelist"))
+    assert listed.status_code == 200 and "called roll #" in listed.content.decode()
+    page = admin_client.get(reverse("admin:challenges_diceroll_change", args=[row.pk]))
+    assert page.status_code == 200 and "Dexterity + Stealth" in page.content.decode()
+    assert 'name="label"' not in page.content.decode()  # nothing to edit
