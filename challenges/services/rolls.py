@@ -161,8 +161,11 @@ def _lock_roll(roll_id: int, *, for_play: bool = True) -> DiceRoll:
     if session_id is None:
         raise ActionRefused("There is no such roll.")
     session = _story_session(session_id, for_play=for_play)
+    # OF self: PostgreSQL locks no row on the nullable side of the joins.
     row = (
-        DiceRoll.objects.select_for_update().select_related("character", "opponent").get(pk=roll_id)
+        DiceRoll.objects.select_for_update(of=("self",))
+        .select_related("character", "opponent")
+        .get(pk=roll_id)
     )
     row.session = session
     return row
