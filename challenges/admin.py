@@ -21,6 +21,7 @@ from challenges.models import (
     Challenge,
     ClientAction,
     Combat,
+    DiceRoll,
     Event,
     PreparedStatic,
     Test,
@@ -167,6 +168,18 @@ class CombatAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
     def shown_state(self, combat: Combat) -> str:
         text = json.dumps(combat.state or {}, indent=2, ensure_ascii=False)
         return format_html('<pre class="state">{}</pre>', text)
+
+
+@admin.register(DiceRoll)
+class DiceRollAdmin(NarratedOnlyAdmin, ReadOnlyMixin, admin.ModelAdmin):
+    """Issue 13: the log of storytelling rolls, read only (the server rolled
+    them; the dashboard calls for them): the pool, every die, the result."""
+
+    chronicle_path = "session__chronicle"
+    list_display = ["__str__", "session", "character", "opponent", "created_at", "rolled_at"]
+    list_filter = ["kind", ("session__chronicle", RelatedOnly)]
+    list_select_related = ["session__chronicle", "character", "opponent"]
+    search_fields = ["label", "character__name", "opponent__name"]
 
 
 @admin.register(ClientAction)

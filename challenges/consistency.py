@@ -189,6 +189,10 @@ def _check_client_actions() -> list[str]:
         actor__isnull=False
     ).values_list("actor_id", "kind", "data", "challenge__kind"):
         side = (data or {}).get("side")
+        if kind.startswith("roll_") and "action" in (data or {}):
+            # Issue 13: each move of services.rolls writes one Event naming its action.
+            events[(actor_id, data["action"])] += 1
+            continue
         if challenge_kind == POOLS_KIND:  # issue 12: services.bns's moves
             if kind in _POOLED_ONE_EVENT:
                 events[(actor_id, _POOLED_ONE_EVENT[kind])] += 1

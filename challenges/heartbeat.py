@@ -38,8 +38,9 @@ from __future__ import annotations
 import hashlib
 
 from django.db import connection
+from django.db.models import Q
 
-from challenges.models import Challenge, Combat, MobScene, TraitLoss
+from challenges.models import Challenge, Combat, DiceRoll, MobScene, TraitLoss
 from characters.models import GameSession, Presence
 
 Parts = dict[str, tuple[int, ...]]
@@ -207,3 +208,15 @@ def combat_part(session_id: int, character_id: int | None = None) -> tuple[int, 
 def combats_shown_part(combats) -> tuple[int, int]:
     """The ``combat`` part of the combats a screen shows (views with ``version``)."""
     return mob_part(combats)
+
+
+def rolls_part(session_id: int, character_id: int | None = None) -> tuple[int, int, int]:
+    """The ``roll`` part (issue 13, storytelling rolls) read from the database
+    (one query): the session's rolls (hers, as roller or opponent, on her
+    phone): count, sum of ``DiceRoll.version``, highest id. Only screens of a
+    chronicle that rolls dice pools ask for it."""
+    rows = DiceRoll.objects.filter(session_id=session_id)
+    if character_id is not None:
+        rows = rows.filter(Q(character_id=character_id) | Q(opponent_id=character_id))
+    versions = dict(rows.values_list("pk", "version"))
+    return (len(versions), sum(versions.values()), max(versions, default=0))

@@ -37,6 +37,7 @@ GROUPS = (
     ("pool", "Pools spent"),
     ("wound", "Wounds"),
     ("session", "Session"),
+    ("roll", "Dice rolls"),
 )
 GROUP_NAMES = dict(GROUPS)
 
@@ -283,6 +284,9 @@ def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -
         return [entry("session", text, who)]
     if kind.startswith("combat_"):
         return [entry("session", _combat_text(kind, data, names), _combat_who(data))]
+    if kind.startswith("roll_"):
+        who = tuple(int(data[k]) for k in ("character", "opponent") if isinstance(data.get(k), int))
+        return [entry("roll", _roll_text(kind, data, names), who)]
     text = kind.replace("_", " ").capitalize()
     return [entry(_GROUP_OF.get(kind, "challenge" if challenge else "session"), text)]
 
@@ -360,6 +364,42 @@ def _pooled_entries(kind, data, entry, side, side_id, names) -> list[Entry] | No
         lasts = f" ({round(seconds / 60)} minutes)" if seconds else ""
         return [entry("wound", f"{names.get(who, '?')} is {data.get('label')}{lasts}", (who,))]
     return None
+
+
+_ROLL_OUTCOMES = {
+    "dramatic_failure": "dramatic failure",
+    "failure": "failure",
+    "success": "success",
+    "exceptional_success": "exceptional success",
+}
+
+
+def _roll_text(kind: str, data: dict, names: dict[int, str]) -> str:
+    """A ``roll_*`` event (issue 13, ``challenges.services.rolls``) in words:
+    "Iris Vale rolls Dexterity + Stealth: 10, 3, 8 · 2 successes
+    (success)", "Iris Vale against Marcus Hale (Wits + Stealth): 2 to 1,
+    Iris Vale wins"; the faces in the order rolled, rerolls included."""
+    who = names.get(data.get("character"), "") or "The narrator"
+    label = data.get("label", "")
+    if kind == "roll_called":
+        return f"A roll of {label} is called for from {who}"
+    if kind == "roll_contest_opened":
+        return f"{who} contests {names.get(data.get('opponent'), '?')}: {label}"
+    if kind == "roll_extended_started":
+        return f"{who} begins an extended action ({label}): {data.get('target')} successes needed"
+    if kind == "roll_contested":
+        other = names.get(data.get("opponent"), "?")
+        mine, theirs = (list(data.get("successes") or []) + [0, 0])[:2]
+        winner = names.get(data.get("winner"), "") if data.get("winner") else ""
+        verdict = f"{winner} wins" if winner else "a tie: things stay as they are"
+        return f"{who} against {other} ({label}): {mine} to {theirs}, {verdict}"
+    faces = ", ".join(str(f) for f in data.get("faces") or []) or "no dice"
+    count = int(data.get("successes") or 0)
+    outcome = _ROLL_OUTCOMES.get(str(data.get("outcome")), str(data.get("outcome")))
+    text = f"{who} rolls {label}: {faces} · {count} success{'es' if count != 1 else ''} ({outcome})"
+    if kind == "roll_extended_rolled" and data.get("summary"):
+        text += f"; {data['summary']}"
+    return text
 
 
 def _combat_who(data: dict) -> tuple[int, ...]:

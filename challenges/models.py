@@ -387,3 +387,69 @@ class Combat(models.Model):
     @property
     def is_over(self) -> bool:
         return self.ended_at is not None
+
+
+# --- issue 13: storytelling rolls (seeds/003) -------------------------------------
+
+
+class DiceRoll(models.Model):
+    """One roll of the Storytelling System's dice (seeds/003 "Rolling Dice"),
+    made by the server (``challenges.services.rolls``) and kept as the log of
+    the evening.
+
+    ``kind``: a roll a narrator ``called`` for (it waits for the player's
+    tap), an ``npc``'s roll (rolled at once), an ``open`` roll of N dice on the
+    dashboard, a ``contested`` action (``character`` acts, ``opponent``
+    resists; it waits for the resisting pool), an ``extended`` action (one
+    row for all its rolls). ``spec``: what the pool is built from,
+    ``{"attribute", "skill", "specialty", "equipment", "modifiers": [[reason,
+    dice]], "willpower_allowed"}`` (the resisting side's under
+    ``"opponent"``); the wound penalty is read when the dice are rolled.
+    ``pool``/``opponent_pool``: the engine's ``DicePool.to_dict()`` rolled;
+    ``result``: ``Roll.to_dict()``, ``Contest.to_dict()`` or
+    ``ExtendedAction.to_dict()``; ``play_start``: an extended action's start as
+    a play instant (epoch seconds less the session's Time out). ``rolled_at``
+    is set once it is over (None: waiting, or an extended action going on).
+    ``version`` grows with every change (the screens' stamps). Only
+    ``challenges.services.rolls`` writes these rows."""
+
+    class Kind(models.TextChoices):
+        CALLED = "called", "Called for"
+        NPC = "npc", "NPC"
+        OPEN = "open", "Open"
+        CONTESTED = "contested", "Contested"
+        EXTENDED = "extended", "Extended"
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="dice_rolls")
+    character = models.ForeignKey(
+        Character, null=True, blank=True, on_delete=models.CASCADE, related_name="dice_rolls"
+    )
+    opponent = models.ForeignKey(
+        Character, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    asked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    label = models.CharField(max_length=200)
+    opponent_label = models.CharField(max_length=200, blank=True)
+    spec = models.JSONField(default=dict, blank=True)
+    pool = models.JSONField(null=True, blank=True, help_text="DicePool.to_dict() rolled.")
+    opponent_pool = models.JSONField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    willpower_spent = models.PositiveSmallIntegerField(default=0)
+    play_start = models.FloatField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    rolled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["session", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} roll #{self.pk}: {self.label}"
+
+    @property
+    def is_over(self) -> bool:
+        return self.rolled_at is not None

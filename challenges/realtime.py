@@ -36,6 +36,9 @@ SESSIONS_ENDED = "user.sessions_ended"
 # {"session_id", "event_id"}: a health clock ran out or a character died
 # (challenges.services.clocks); the session's dashboards ring and show it.
 CLOCK_ALERT = "clock.alert"
+# {"roll_id", "session_id", "version"}: a storytelling roll changed (issue 13,
+# challenges.services.rolls): called, rolled, contested, an extended action's roll
+ROLL_UPDATED = "roll.updated"
 
 
 def character_group(character_id: int) -> str:

@@ -538,6 +538,107 @@ class CombatAssist(Action):
     steps: OptionalNumber = None
 
 
+# --- issue 13: storytelling rolls (ruleset storytelling, seeds/003) ----------------
+
+MAX_ROLL_MODIFIER = 10  # challenges.services.rolls.MAX_MODIFIER
+
+
+def _signed(value: Any) -> Any:
+    # A form's "-2", "+1" or "" (0); a JSON int; never a bool or a float.
+    if isinstance(value, bool):
+        raise ValueError("must be a number")
+    if isinstance(value, str):
+        value = value.strip()
+        if not value:
+            return 0
+        digits = value.lstrip("+-")
+        if (
+            len(value) > 4
+            or not digits.isascii()
+            or not digits.isdigit()
+            or len(value) - len(digits) > 1
+        ):
+            raise ValueError("must be a number")
+        return int(value)
+    if not isinstance(value, int):
+        raise ValueError("must be a number")
+    return value
+
+
+Dice = Annotated[
+    int, BeforeValidator(_signed), Field(default=0, ge=-MAX_ROLL_MODIFIER, le=MAX_ROLL_MODIFIER)
+]
+
+
+class RollPool(Action):
+    """What a dice pool is built from: an Attribute, a Skill (none: blank), a
+    Specialty; names are checked against the engine's lists by the service."""
+
+    attribute: Text(20)
+    skill: OptionalText(20)
+    specialty: Flag = False
+
+
+class RollCall(RollPool):
+    """A narrator calls for a roll from a present character (an NPC rolls at
+    once, ``willpower``: spending a point of hers): equipment and one
+    modifier with its reason, Willpower allowed or not."""
+
+    character: Number
+    equipment: Dice
+    modifier: Dice
+    reason: OptionalText(100)
+    willpower_allowed: Flag = False
+    willpower: Flag = False
+
+
+class RollMake(Action):
+    """A player's tap on a roll called for (or her extended action's next roll)."""
+
+    roll: Number
+    willpower: Flag = False
+
+
+class RollOpen(Action):
+    """A narrator's open roll of ``dice`` d10 (0: a chance die)."""
+
+    dice: Annotated[Number, Field(le=30)]
+    label: OptionalText(200)
+
+
+class RollContest(RollPool):
+    """A contested action against ``opponent``; ``character`` only from the
+    dashboard (a phone acts for her own character)."""
+
+    opponent: Number
+    character: OptionalNumber = None
+    willpower: Flag = False
+    label: OptionalText(200)
+
+
+class RollResist(RollPool):
+    """The resisting side's pool of contest ``roll``."""
+
+    roll: Number
+    willpower: Flag = False
+
+
+class RollExtended(RollCall):
+    """A narrator starts an extended action: ``target`` successes, a roll
+    every ``interval`` minutes, within ``most_rolls`` rolls and/or ``budget``
+    minutes."""
+
+    target: Annotated[Number, Field(ge=1, le=100)]
+    interval: Annotated[Number, Field(ge=1, le=600)]
+    most_rolls: Annotated[
+        Annotated[Number, Field(le=100)] | None, BeforeValidator(_blank_is_none)
+    ] = None
+    budget: Annotated[Annotated[Number, Field(le=6000)] | None, BeforeValidator(_blank_is_none)] = (
+        None
+    )
+    label: OptionalText(200)
+
+
 SCHEMAS: dict[str, type[Action]] = {
     "bns.open": BnsOpen,
     "bns.answer": BnsAnswer,
@@ -595,6 +696,14 @@ SCHEMAS: dict[str, type[Action]] = {
     "combat.act": CombatAct,
     "combat.hold": CombatRef,
     "combat.assist": CombatAssist,
+    # issue 13: storytelling rolls
+    "roll.call": RollCall,
+    "roll.make": RollMake,
+    "roll.open": RollOpen,
+    "roll.contest": RollContest,
+    "roll.resist": RollResist,
+    "roll.extended": RollExtended,
+    "roll.extended_roll": RollMake,
 }
 
 _WORDS = {

@@ -81,6 +81,54 @@ def _flag(message: dict, name: str) -> bool:
     return message.get(name) in (True, "on", "true", "1")
 
 
+def pool_spec(message: dict) -> dict:
+    """Issue 13: the pool a ``roll.*`` frame describes, checked by
+    ``services.roll_spec`` (an unknown Attribute or Skill is refused there)."""
+    modifiers = []
+    if message.get("modifier"):
+        modifiers.append((message.get("reason") or "Narrator", message["modifier"]))
+    return services.roll_spec(
+        attribute=message["attribute"],
+        skill=message.get("skill"),
+        specialty=bool(message.get("specialty")),
+        equipment=message.get("equipment") or 0,
+        modifiers=modifiers,
+        willpower_allowed=message.get("willpower_allowed", True),
+    )
+
+
+class RollActions:
+    """Issue 13: the ``roll.*`` taps a phone and a dashboard share, each one
+    call of ``challenges.services.rolls``; ``roll_actor(roll_id, side)``
+    names who taps (``side``: "character" or "opponent" of the roll)."""
+
+    scope: dict
+
+    def roll_actor(self, roll_id: int, side: str):
+        raise NotImplementedError
+
+    @database_sync_to_async
+    def roll_resist(self, message: dict, msg_id: str) -> None:
+        services.roll_resist(
+            roll_id=message["roll"],
+            character=self.roll_actor(message["roll"], "opponent"),
+            spec=pool_spec(message),
+            willpower=message["willpower"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def roll_extended_roll(self, message: dict, msg_id: str) -> None:
+        services.roll_extended_roll(
+            roll_id=message["roll"],
+            character=self.roll_actor(message["roll"], "character"),
+            willpower=message["willpower"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+
 class BaseConsumer(AsyncWebsocketConsumer):
     """Shared frame handling: size cap, JSON parsing, dispatch, acks and errors."""
 

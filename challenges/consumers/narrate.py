@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from challenges import heartbeat, services, views
-from challenges.consumers.base import BadMessage, BaseConsumer, _field
+from challenges.consumers.base import BadMessage, BaseConsumer, RollActions, _field, pool_spec
 from challenges.realtime import chronicle_group, narrators_group, session_group
 
 
@@ -23,7 +23,7 @@ def _goto(session_id: int) -> dict[str, str]:
     return {"type": "goto", "url": views.dashboard_url(session_id)}
 
 
-class NarrateConsumer(BaseConsumer):
+class NarrateConsumer(RollActions, BaseConsumer):
     """A narrator's dashboard of one session of a chronicle she narrates."""
 
     actions = {
@@ -60,9 +60,18 @@ class NarrateConsumer(BaseConsumer):
         "combat.add": "combat_add",
         "combat.remove": "combat_remove",
         "combat.end": "combat_end",
+        # issue 13: storytelling rolls
+        "roll.call": "roll_call",
+        "roll.open": "roll_open",
+        "roll.contest": "roll_contest",
+        "roll.resist": "roll_resist",
+        "roll.extended": "roll_extended",
+        "roll.extended_roll": "roll_extended_roll",
     }
     #: The session's ruleset runs combats in rounds (issue 12): the stamp has a ``combat`` part.
     combat_rounds = False
+    #: The chronicle rolls dice pools (storytelling, issue 13): the stamp has a ``roll`` part.
+    dice_pools = False
 
     async def connect(self) -> None:
         await self.accept()
@@ -77,6 +86,7 @@ class NarrateConsumer(BaseConsumer):
             return
         self.session = session
         self.combat_rounds = views.combat_rounds(session)
+        self.dice_pools = session.chronicle.has_dice_pools
         # Shown open: if it ends while this dashboard shows it and another
         # session opens, a missed session.changed is repaired on the next ping.
         self.shown_open = session.ended_at is None
@@ -95,6 +105,8 @@ class NarrateConsumer(BaseConsumer):
         parts = heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
         if self.combat_rounds and parts:
             parts["combat"] = heartbeat.combat_part(self.session.pk)
+        if self.dice_pools and parts:
+            parts["roll"] = heartbeat.rolls_part(self.session.pk)
         return parts
 
     async def current_parts(self) -> heartbeat.Parts:
@@ -578,6 +590,85 @@ class NarrateConsumer(BaseConsumer):
         services.combat_end(
             combat_id=self._combat_id(message),
             reason=_field(message, "reason", str, required=False) or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    # issue 13: storytelling rolls ----------------------------------------------
+    @database_sync_to_async
+    def _render_rolls(self) -> str:
+        """The session's rolls, out of band (``_roll_dashboard.html``), stamped first."""
+        self.stamp_parts = {**self.stamp_parts, "roll": heartbeat.rolls_part(self.session.pk)}
+        context = views.dashboard_rolls(self.session)
+        return render_to_string("challenges/_roll_dashboard.html", {**context, "oob": True})
+
+    async def roll_updated(self, event: dict) -> None:
+        if self.dice_pools and event.get("session_id") == self.session.pk:
+            await self.send_stamped(await self._render_rolls())
+
+    def _character(self, character_id: int):
+        return views.character_in_session(self.session, character_id)
+
+    @database_sync_to_async
+    def roll_call(self, message: dict, msg_id: str) -> None:
+        services.roll_call(
+            session=self.session,
+            character=self._character(message["character"]),
+            spec=pool_spec(message),
+            willpower=message["willpower"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def roll_open(self, message: dict, msg_id: str) -> None:
+        services.roll_open(
+            session=self.session,
+            dice=message["dice"],
+            label=message["label"] or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def roll_contest(self, message: dict, msg_id: str) -> None:
+        if message["character"] is None:
+            raise BadMessage("Choose who acts.")
+        services.roll_contest(
+            session=self.session,
+            character=self._character(message["character"]),
+            opponent=self._character(message["opponent"]),
+            spec=pool_spec(message),
+            willpower=message["willpower"],
+            label=message["label"] or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    def roll_actor(self, roll_id: int, field: str):
+        """The character of roll ``roll_id`` (``field``: "character" or
+        "opponent") a narrator taps for; the service checks she is an NPC."""
+        from challenges.models import DiceRoll
+
+        row = (
+            DiceRoll.objects.filter(pk=roll_id, session=self.session).select_related(field).first()
+        )
+        character = getattr(row, field, None) if row is not None else None
+        if character is None:
+            raise services.ActionRefused("There is no such roll.")
+        return character
+
+    @database_sync_to_async
+    def roll_extended(self, message: dict, msg_id: str) -> None:
+        services.roll_extended(
+            session=self.session,
+            character=self._character(message["character"]),
+            spec=pool_spec(message),
+            target=message["target"],
+            interval_minutes=message["interval"],
+            most_rolls=message["most_rolls"],
+            budget_minutes=message["budget"],
+            label=message["label"] or "",
             user=self.scope["user"],
             msg_id=msg_id,
         )

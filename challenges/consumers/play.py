@@ -14,7 +14,15 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
 from challenges import heartbeat, services, views
-from challenges.consumers.base import BadMessage, BaseConsumer, _field, _flag, _names
+from challenges.consumers.base import (
+    BadMessage,
+    BaseConsumer,
+    RollActions,
+    _field,
+    _flag,
+    _names,
+    pool_spec,
+)
 from challenges.realtime import character_group, chronicle_group, session_group
 from challenges.views.phone import _with_sheet, bns_maneuver_choices, focus_spent, start_options
 from characters.services import character_sheet
@@ -38,7 +46,7 @@ def _echoed_stamp(scope: dict) -> str | None:
     return value if heartbeat.looks_like_stamp(value) else None
 
 
-class PlayConsumer(BaseConsumer):
+class PlayConsumer(RollActions, BaseConsumer):
     """A player's phone for one of her characters in its chronicle's open session."""
 
     actions = {
@@ -70,6 +78,11 @@ class PlayConsumer(BaseConsumer):
         "combat.advance": "combat_advance",
         "combat.hold": "combat_hold",
         "combat.assist": "combat_assist",
+        # issue 13: storytelling rolls
+        "roll.make": "roll_make",
+        "roll.contest": "roll_contest",
+        "roll.resist": "roll_resist",
+        "roll.extended_roll": "roll_extended_roll",
     }
     #: Her sheet rates Attributes (a chronicle with combat rounds, issue 12):
     #: learnt on the first render; the stamp then has a ``combat`` part.
@@ -77,6 +90,9 @@ class PlayConsumer(BaseConsumer):
     #: The "Challenge someone" form on her screen leaves out her focus's free
     #: maneuver, spent in her live combat (issue 12; ``views.phone.focus_spent``).
     focus_spent = False
+    #: Her sheet rolls dice pools (storytelling, issue 13): learnt on the first
+    #: render; the stamp then has a ``roll`` part.
+    dice_pools = False
 
     async def connect(self) -> None:
         await self.accept()
@@ -123,6 +139,8 @@ class PlayConsumer(BaseConsumer):
         )
         if self.combat_rounds and self.session is not None and parts:
             parts["combat"] = heartbeat.combat_part(self.session.pk, self.character.pk)
+        if self.dice_pools and self.session is not None and parts:
+            parts["roll"] = heartbeat.rolls_part(self.session.pk, self.character.pk)
         return parts
 
     def _follow_seat(self) -> bool:
@@ -163,6 +181,10 @@ class PlayConsumer(BaseConsumer):
         # follow her focus when it changed since this phone last knew.
         context["maneuvers_oob"] = not moved and spent != self.focus_spent
         self.focus_spent = spent
+        if self.sheet.story is not None and not self.dice_pools:
+            self.dice_pools = True  # from now on in every stamp
+            if self.session is not None:
+                self.stamp_parts["roll"] = heartbeat.rolls_part(self.session.pk, self.character.pk)
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
         return render_to_string("challenges/play_live.html", context)
@@ -673,3 +695,50 @@ class PlayConsumer(BaseConsumer):
             user=self.scope["user"],
             msg_id=msg_id,
         )
+
+    # issue 13: storytelling rolls ----------------------------------------------
+    @database_sync_to_async
+    def _render_rolls(self) -> str:
+        """Her rolls, out of band (``_roll_phone.html``), stamped from the database first."""
+        self.stamp_parts = {
+            **self.stamp_parts,
+            "roll": heartbeat.rolls_part(self.session.pk, self.character.pk),
+        }
+        rolls = views.phone_rolls(self.character, self.session)
+        context = {"rolls": rolls, "oob": True, **views.roll_choices()}
+        return render_to_string("challenges/_roll_phone.html", context)
+
+    async def roll_updated(self, event: dict) -> None:
+        if self.session is None or event.get("session_id") != self.session.pk:
+            return
+        await self.send_stamped(await self._render_rolls())
+
+    @database_sync_to_async
+    def roll_make(self, message: dict, msg_id: str) -> None:
+        services.roll_make(
+            roll_id=message["roll"],
+            character=self.character,
+            willpower=message["willpower"],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def roll_contest(self, message: dict, msg_id: str) -> None:
+        session = self._require_session()
+        if message["character"] not in (None, self.character.pk):
+            raise services.ActionRefused("You can only act for your own character.")
+        services.roll_contest(
+            session=session,
+            character=self.character,
+            opponent=views.character_in_session(session, message["opponent"]),
+            spec=pool_spec(message),
+            willpower=message["willpower"],
+            label=message["label"] or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    def roll_actor(self, roll_id: int, side: str):
+        """A phone taps for her own character only (the service checks the roll is hers)."""
+        return self.character

@@ -18,6 +18,7 @@ and simple test; a prepared static opened from its QR code),
 :mod:`~challenges.services.mob` (mob scenes),
 :mod:`~challenges.services.bns` (an opposed challenge of test pools, issue 12),
 :mod:`~challenges.services.combat` (``bns`` combat rounds),
+:mod:`~challenges.services.rolls` (storytelling rolls, issue 13),
 :mod:`~challenges.services.rulings` (void, settle, forced retest, a Trait
 given back or taken, a call for a narrator, Time out, Resume),
 :mod:`~challenges.services.session` (start, end, who is here) and
@@ -91,6 +92,18 @@ from challenges.services.retests import (
     challenge_preempt,
     challenge_relent,
     challenge_retest,
+)
+
+# issue 13: storytelling rolls (called, NPC, open, contested, extended)
+from challenges.services.rolls import (
+    roll_call,
+    roll_contest,
+    roll_extended,
+    roll_extended_roll,
+    roll_make,
+    roll_open,
+    roll_resist,
+    roll_spec,
 )
 from challenges.services.rulings import (
     CALL_WINDOW_SECONDS,
@@ -190,4 +203,13 @@ __all__ = [
     "static_open",
     "trait_edit_refusal",
     "trait_open_bids",
+    # issue 13: storytelling rolls
+    "roll_call",
+    "roll_contest",
+    "roll_extended",
+    "roll_extended_roll",
+    "roll_make",
+    "roll_open",
+    "roll_resist",
+    "roll_spec",
 ]

@@ -49,6 +49,13 @@ from challenges.views.phone import (
     play_context,
     present_opponents,
 )
+from challenges.views.rolls import (
+    RollCard,
+    dashboard_rolls,
+    phone_rolls,
+    roll_card,
+    roll_choices,
+)
 from challenges.views.seats import character_in_session, narrated_session, player_seat
 from challenges.views.shared import (
     HIDDEN,
@@ -64,6 +71,11 @@ from challenges.views.shared import (
 )
 
 __all__ = [
+    "RollCard",
+    "dashboard_rolls",
+    "phone_rolls",
+    "roll_card",
+    "roll_choices",
     "DASHBOARD_LIMIT",
     "HIDDEN",
     "ON_ROSTER",

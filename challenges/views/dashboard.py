@@ -177,7 +177,18 @@ def dashboard_context(session: GameSession) -> dict:
         "met_challenges": met_challenges(session),
         "mobs": mob_views(session, None),  # issue 11: mob scenes
         **dashboard_combats(session, [(e.character.pk, e.character.name) for e in roster]),
+        **_dashboard_rolls(session),  # issue 13: storytelling rolls
     }
+
+
+def _dashboard_rolls(session: GameSession) -> dict:
+    """Issue 13: ``dice_pools`` (the chronicle rolls dice pools) and then
+    :func:`~challenges.views.rolls.dashboard_rolls`; no query without."""
+    if not session.chronicle.has_dice_pools:
+        return {"dice_pools": False, "rolls": []}
+    from challenges.views.rolls import dashboard_rolls
+
+    return {"dice_pools": True, **dashboard_rolls(session)}
 
 
 def dashboard_combats(session: GameSession, present=None) -> dict:

@@ -70,7 +70,28 @@ def play_context(
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
         "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
         "combats": combats,
+        **_story_rolls(character, session, sheet),  # issue 13: storytelling rolls
     }
+
+
+def _story_rolls(character: Character, session: GameSession | None, sheet: Sheet) -> dict:
+    """Issue 13: her rolls tonight (``rolls``), who she may contest
+    (``roll_opponents``: present characters but her) and the pool choices,
+    for a sheet of dots only (none else, no query)."""
+    if sheet.story is None:
+        return {"rolls": []}
+    from challenges.views.dashboard import ON_ROSTER
+    from challenges.views.rolls import phone_rolls, roll_choices
+
+    others = []
+    if session is not None:
+        others = list(
+            Character.objects.filter(presences__session=session, presences__status__in=ON_ROSTER)
+            .exclude(pk=character.pk)
+            .order_by("name")
+            .values_list("pk", "name")
+        )
+    return {"rolls": phone_rolls(character, session), "roll_opponents": others, **roll_choices()}
 
 
 def phone_combats(character: Character, session: GameSession | None, sheet: Sheet) -> list:

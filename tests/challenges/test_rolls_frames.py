@@ -1,0 +1,259 @@
+"""Issue 13: storytelling rolls through the real router (phones and the
+dashboard, every broadcast through the test channel layer): a roll called for
+and rolled on one tap, each die on both screens; a contested roll between two
+phones; an extended action with its countdown and a Time out in the middle;
+forged and repeated frames refused with nothing changed."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from channels.db import database_sync_to_async
+
+from challenges.models import DiceRoll
+from challenges.services import rolls
+from tests.challenges.rolls_setup import scripted, story_evening
+from tests.challenges.wsutil import act, connect, drain, expect
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture
+def night(db):
+    return story_evening()
+
+
+async def _screens(night):
+    iris, iris_view = await connect(f"/ws/play/{night['iris'].pk}/", night["iris_player"])
+    marcus, marcus_view = await connect(f"/ws/play/{night['marcus'].pk}/", night["marcus_player"])
+    board, board_view = await connect(f"/ws/narrate/{night['session'].pk}/", night["narrator"])
+    return iris, marcus, board, (iris_view, marcus_view, board_view)
+
+
+async def _close(*sockets):
+    for socket in sockets:
+        await socket.disconnect()
+
+
+@database_sync_to_async
+def _latest() -> DiceRoll:
+    return DiceRoll.objects.latest("id")
+
+
+def _dice(frame: str) -> list[str]:
+    """The aria-labels of the dice drawn in ``frame``, in order."""
+    return re.findall(r'<li class="die[^"]*" aria-label="([^"]+)"', frame)
+
+
+async def test_a_called_roll_is_rolled_on_one_tap_and_each_die_is_shown(night, monkeypatch):
+    iris, marcus, board, (iris_view, _, board_view) = await _screens(night)
+    assert 'id="rolls"' in iris_view and 'id="roll-dashboard"' in board_view
+    reply, _ = await act(
+        board,
+        action="roll.call",
+        character=str(night["iris"].pk),
+        attribute="Dexterity",
+        skill="Stealth",
+        willpower_allowed=True,
+    )
+    assert reply["status"] == "ok", reply
+    frames = await expect(iris, "Roll Dexterity + Stealth (3 dice)")
+    assert "Spend Willpower (+3)" in frames[-1]
+    row = await _latest()
+    scripted(monkeypatch, 10, 3, 8, 9)
+    reply, seen = await act(iris, action="roll.make", roll=row.pk)
+    assert reply["status"] == "ok", reply
+    shown = await expect(iris, "3 successes: Success", frames=seen)
+    drawn = next(f for f in shown if "3 successes: Success" in f)
+    assert _dice(drawn) == [
+        "10, success, rolled again",
+        "3, no success",
+        "8, success",
+        "9, success, a reroll",
+    ]
+    assert "Dexterity 2 + Stealth 1 = 3 dice" in drawn
+    board_frames = await expect(board, "3 successes: Success")
+    assert "10, success, rolled again" in board_frames[-1]
+    assert not any("3 successes" in f for f in await drain(marcus))  # not his roll
+    # The same tap again is answered "already done"; another tap is refused.
+    again, _ = await act(iris, reply["id"], action="roll.make", roll=row.pk)
+    assert again["status"] == "already_done"
+    refused, _ = await act(iris, action="roll.make", roll=row.pk)
+    assert refused["type"] == "error" and "already made" in refused["message"]
+    await _close(iris, marcus, board)
+
+
+async def test_a_contested_roll_between_two_phones_shows_both_rolls_and_who_won(night, monkeypatch):
+    iris, marcus, board, _ = await _screens(night)
+    reply, iris_seen = await act(
+        iris,
+        action="roll.contest",
+        opponent=str(night["marcus"].pk),
+        attribute="Dexterity",
+        skill="Stealth",
+        label="Slip past Marcus",
+    )
+    assert reply["status"] == "ok", reply
+    await expect(marcus, ("Iris against Marcus: Slip past Marcus", "Resist and roll"))
+    await expect(
+        iris, "Waiting for <bdi>Marcus</bdi> to choose a pool to resist.", frames=iris_seen
+    )
+    row = await _latest()
+    scripted(monkeypatch, 8, 9, 1, 9, 2)  # Iris: 2 successes; Marcus (Wits 2): 1
+    reply, seen = await act(marcus, action="roll.resist", roll=row.pk, attribute="Wits", skill="")
+    assert reply["status"] == "ok", reply
+    for phone, frames in ((iris, []), (marcus, seen), (board, [])):
+        got = await expect(phone, "Iris wins.", frames=frames)
+        drawn = next(f for f in got if "Iris wins." in f)
+        assert _dice(drawn) == [
+            "8, success",
+            "9, success",
+            "1, no success",
+            "9, success",
+            "2, no success",
+        ]
+        assert "2 successes: Success" in drawn and "1 success: Success" in drawn
+    await _close(iris, marcus, board)
+
+
+async def test_an_extended_action_counts_down_and_a_time_out_freezes_its_rolls(night, monkeypatch):
+    iris, marcus, board, _ = await _screens(night)
+    reply, _ = await act(
+        board,
+        action="roll.extended",
+        character=str(night["iris"].pk),
+        attribute="Dexterity",
+        skill="Stealth",
+        target="3",
+        interval="10",
+        most_rolls="3",
+        label="Pick the lock",
+        willpower_allowed=True,
+    )
+    assert reply["status"] == "ok", reply
+    await expect(iris, ("Iris: Pick the lock", "0</strong> of 3 successes", "Next roll:"))
+    row = await _latest()
+    scripted(monkeypatch, 8, 1, 1)
+    reply, seen = await act(iris, action="roll.extended_roll", roll=row.pk)
+    assert reply["status"] == "ok", reply
+    got = await expect(iris, "1</strong> of 3 successes", frames=seen)
+    card = next(f for f in got if "1</strong> of 3 successes" in f)
+    # The next roll in ten minutes of play; the time allowed (three rolls of
+    # ten minutes) runs out thirty minutes after the start.
+    next_in = int(re.search(r'roll-next" data-remaining="(\d+)"', card).group(1))
+    end_in = int(re.search(r'roll-end" data-remaining="(\d+)"', card).group(1))
+    assert 590 <= next_in <= 600 and 1790 <= end_in <= 1800
+    assert "1 of 3 successes after 1 roll (10 minutes); 2 rolls left." in card
+    early, _ = await act(iris, action="roll.extended_roll", roll=row.pk)
+    assert early["type"] == "error" and "Your next roll is in" in early["message"]
+
+    reply, _ = await act(board, action="session.time_out")
+    assert reply["status"] == "ok"
+    await expect(iris, "Time out!")
+    frozen, _ = await act(iris, action="roll.extended_roll", roll=row.pk)
+    assert frozen["type"] == "error" and "Time out" in frozen["message"]
+    reply, _ = await act(board, action="session.resume")
+    assert reply["status"] == "ok"
+    stored = await _latest()
+    assert stored.version == row.version + 1 and len(stored.result["rolls"]) == 1
+    # Ten minutes of play later, the next roll is accepted.
+    later = time.time() + 600
+    monkeypatch.setattr(rolls, "_now", lambda: later)
+    scripted(monkeypatch, 9, 10, 8, 2)
+    reply, seen = await act(iris, action="roll.extended_roll", roll=row.pk)
+    assert reply["status"] == "ok", reply
+    await expect(iris, "Succeeded: 4 of 3 successes after 2 rolls (20 minutes).", frames=seen)
+    await _close(iris, marcus, board)
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"action": "roll.open", "dice": "31"}, "'dice' is out of range."),
+        ({"action": "roll.open", "dice": "3", "label": "x" * 201}, "'label' is too long."),
+        ({"action": "roll.call", "attribute": "Charm"}, "no Attribute called 'Charm'"),
+        ({"action": "roll.call", "attribute": "Wits", "skill": "Hacking"}, "no Skill"),
+        ({"action": "roll.call", "attribute": "Wits", "modifier": "-11"}, "out of range"),
+        ({"action": "roll.call", "attribute": "Wits", "willpower": [True, True]}, "yes or no"),
+    ],
+)
+async def test_forged_dashboard_frames_are_refused_and_roll_nothing(night, fields, words):
+    board, _ = await connect(f"/ws/narrate/{night['session'].pk}/", night["narrator"])
+    if fields["action"] == "roll.call":
+        fields = {"character": str(night["iris"].pk), **fields}
+    reply, _ = await act(board, **fields)
+    assert reply["type"] == "error" and words in reply["message"], reply
+    assert not await database_sync_to_async(DiceRoll.objects.exists)()
+    await board.disconnect()
+
+
+async def test_a_phone_cannot_make_another_players_roll(night, monkeypatch):
+    iris, marcus, board, _ = await _screens(night)
+    reply, _ = await act(
+        board, action="roll.call", character=str(night["iris"].pk), attribute="Wits"
+    )
+    assert reply["status"] == "ok"
+    row = await _latest()
+    scripted(monkeypatch, 9, 9, 9)
+    reply, _ = await act(marcus, action="roll.make", roll=row.pk)
+    assert reply["type"] == "error" and "not yours" in reply["message"]
+    reply, _ = await act(
+        marcus,
+        action="roll.contest",
+        opponent=str(night["iris"].pk),
+        attribute="Wits",
+        character=str(night["iris"].pk),
+    )
+    assert reply["type"] == "error" and "your own character" in reply["message"]
+    assert (await _latest()).result is None
+    await _close(iris, marcus, board)
+
+
+async def test_a_narrator_opens_a_contest_and_resists_for_an_npc_from_the_dashboard(
+    night, monkeypatch
+):
+    iris, marcus, board, _ = await _screens(night)
+    reply, board_seen = await act(
+        board,
+        action="roll.contest",
+        character=str(night["iris"].pk),
+        opponent=str(night["shade"].pk),
+        attribute="Wits",
+        skill="",
+    )
+    assert reply["status"] == "ok", reply
+    await expect(board, ("Iris against Shade: Wits", "Resist and roll"), frames=board_seen)
+    row = await _latest()
+    scripted(monkeypatch, 1, 2, 3, 9, 9, 9, 1)  # Iris (Wits 3): none; Shade (Dexterity 4): 3
+    reply, _ = await act(board, action="roll.resist", roll=row.pk, attribute="Dexterity", skill="")
+    assert reply["status"] == "ok", reply
+    await expect(iris, ("Shade wins.", "0 successes: Failure", "3 successes: Success"))
+    # Marcus's phone never shows another's roll.
+    assert not any("Shade wins." in f for f in await drain(marcus))
+    await _close(iris, marcus, board)
+
+
+async def test_after_a_roll_a_phones_and_the_dashboards_heartbeat_is_answered_pong(night):
+    """The stamps count the rolls shown (``roll`` part): after a roll.updated
+    frame both screens are current, and a roll they missed makes the next
+    ping resend the view."""
+    iris, marcus, board, _ = await _screens(night)
+    reply, _ = await act(
+        board, action="roll.call", character=str(night["iris"].pk), attribute="Wits"
+    )
+    assert reply["status"] == "ok"
+    await expect(iris, "Roll Wits (3 dice)")
+    await drain(iris)
+    await drain(board)
+    for screen in (iris, board):
+        await screen.send_json_to({"action": "ping"})
+        assert await screen.receive_json_from(timeout=30) == {"type": "pong"}
+    # A roll whose broadcast was lost: the next ping repairs the screen.
+    row = await _latest()
+    await database_sync_to_async(DiceRoll.objects.filter(pk=row.pk).update)(label="Wits again")
+    await database_sync_to_async(DiceRoll.objects.filter(pk=row.pk).update)(version=5)
+    await iris.send_json_to({"action": "ping"})
+    assert "Iris: Wits again" in await iris.receive_from(timeout=30)
+    await _close(iris, marcus, board)
