@@ -70,10 +70,19 @@ class PlayConsumer(BaseConsumer):
         "combat.advance": "combat_advance",
         "combat.hold": "combat_hold",
         "combat.assist": "combat_assist",
+        # issue 13: Storytelling fights
+        "fight.attack": "fight_attack",
+        "fight.act": "fight_act",
+        "fight.dodge": "fight_dodge",
+        "fight.yield": "fight_yield",
+        "fight.guard": "fight_guard",
     }
     #: Her sheet rates Attributes (a chronicle with combat rounds, issue 12):
     #: learnt on the first render; the stamp then has a ``combat`` part.
     combat_rounds = False
+    #: Her sheet is one of dots (a chronicle that rolls dice pools, issue 13):
+    #: learnt on the first render; the stamp then has a ``fight`` part.
+    dice_pools = False
 
     async def connect(self) -> None:
         await self.accept()
@@ -120,6 +129,8 @@ class PlayConsumer(BaseConsumer):
         )
         if self.combat_rounds and self.session is not None and parts:
             parts["combat"] = heartbeat.combat_part(self.session.pk, self.character.pk)
+        if self.dice_pools and self.session is not None and parts:
+            parts["fight"] = heartbeat.fight_part(self.session.pk, self.character.pk)
         return parts
 
     def _follow_seat(self) -> bool:
@@ -155,6 +166,9 @@ class PlayConsumer(BaseConsumer):
         self.combat_rounds = self.sheet.attributes is not None
         if self.combat_rounds and self.session is not None:
             self.stamp_parts["combat"] = heartbeat.combats_shown_part(context["combats"])
+        self.dice_pools = self.sheet.story is not None
+        if self.dice_pools and self.session is not None:
+            self.stamp_parts["fight"] = heartbeat.mob_part(context["fights"])
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
         return render_to_string("challenges/play_live.html", context)
@@ -584,6 +598,68 @@ class PlayConsumer(BaseConsumer):
             user=self.scope["user"],
             msg_id=msg_id,
         )
+
+    # Storytelling fights (issue 13) ------------------------------------------
+    @database_sync_to_async
+    def _render_fights(self) -> str:
+        """Her fights, out of band (``_fight_phone.html``)."""
+        context = {
+            **views.phone_fights(self.character, self.session, self.sheet),
+            "attack_kinds": views.ATTACK_KINDS,
+            "damage_types": views.DAMAGE_TYPES,
+            "oob": True,
+        }
+        self.stamp_parts = {**self.stamp_parts, "fight": heartbeat.mob_part(context["fights"])}
+        return render_to_string("challenges/_fight_phone.html", context)
+
+    async def fight_updated(self, event: dict) -> None:
+        if self.session is None or event.get("session_id") != self.session.pk:
+            return
+        if self.sheet is None:  # resumed without a render: read her sheet once
+            await self.send_view()
+            return
+        await self.send_stamped(await self._render_fights())
+
+    def _fight(self, message: dict, msg_id: str) -> dict:
+        return {
+            "fight_id": _field(message, "fight", int),
+            "character": self.character,
+            "user": self.scope["user"],
+            "msg_id": msg_id,
+        }
+
+    @database_sync_to_async
+    def fight_attack(self, message: dict, msg_id: str) -> None:
+        services.fight_attack(
+            target_id=_field(message, "target", int),
+            kind=_field(message, "kind", str, limit=10),
+            weapon=_field(message, "weapon", int, required=False) or 0,
+            damage_type=message.get("damage_type") or "bashing",
+            point_blank=bool(message.get("point_blank")),
+            improvised=bool(message.get("improvised")),
+            willpower=bool(message.get("willpower")),
+            **self._fight(message, msg_id),
+        )
+
+    @database_sync_to_async
+    def fight_act(self, message: dict, msg_id: str) -> None:
+        services.fight_act(
+            action=_field(message, "what", str, limit=12), **self._fight(message, msg_id)
+        )
+
+    @database_sync_to_async
+    def fight_dodge(self, message: dict, msg_id: str) -> None:
+        services.fight_dodge(**self._fight(message, msg_id))
+
+    @database_sync_to_async
+    def fight_yield(self, message: dict, msg_id: str) -> None:
+        services.fight_yield(
+            until=_field(message, "until", str, limit=12), **self._fight(message, msg_id)
+        )
+
+    @database_sync_to_async
+    def fight_guard(self, message: dict, msg_id: str) -> None:
+        services.fight_guard(on=bool(message.get("on")), **self._fight(message, msg_id))
 
     # s11 rulings ----------------------------------------------------------
     @database_sync_to_async

@@ -22,6 +22,7 @@ from challenges.views.dashboard import (
     dashboard_challenges,
     dashboard_combats,
     dashboard_context,
+    dashboard_fights,
     dashboard_move,
     dashboard_place,
     dashboard_row_context,
@@ -62,8 +63,23 @@ from challenges.views.shared import (
     shown_throws,
     state_shown,
 )
+from challenges.views.story_combat import (
+    ATTACK_KINDS,
+    DAMAGE_TYPES,
+    FightView,
+    dice_pools,
+    fight_views,
+    phone_fights,
+)
 
 __all__ = [
+    "ATTACK_KINDS",
+    "DAMAGE_TYPES",
+    "FightView",
+    "dashboard_fights",
+    "dice_pools",
+    "fight_views",
+    "phone_fights",
     "DASHBOARD_LIMIT",
     "HIDDEN",
     "ON_ROSTER",

@@ -27,6 +27,7 @@ from challenges.views.bns import bns_start_options
 from challenges.views.combat import combat_views
 from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
+from challenges.views.story_combat import ATTACK_KINDS, DAMAGE_TYPES, phone_fights
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet
 
@@ -72,6 +73,9 @@ def play_context(
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
         "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
         "combats": combats,
+        **phone_fights(character, session, sheet),  # issue 13: Storytelling fights
+        "attack_kinds": ATTACK_KINDS,
+        "damage_types": DAMAGE_TYPES,
     }
 
 

@@ -34,23 +34,6 @@ def t():
     return story_fight_evening()
 
 
-@pytest.fixture
-def dice(monkeypatch):
-    """Script the server's dice: ``dice(3, 8, …)`` are the faces of the next
-    call of ``server_dice`` (a ScriptedDice)."""
-    queued: list[int] = []
-
-    def script(*faces: int) -> None:
-        queued[:] = faces
-
-    def server_dice() -> rules.ScriptedDice:
-        faces, queued[:] = list(queued), []
-        return rules.ScriptedDice(faces)
-
-    monkeypatch.setattr(fights.dice_service, "server_dice", server_dice)
-    return script
-
-
 def _start(t, dice, faces=(1, 5, 9)):
     """Ada (Initiative +3), Bram (+2), Cleo (+1) roll ``faces`` in that order."""
     dice(*faces)
