@@ -257,3 +257,64 @@ def test_lethal_wounds_carry_into_the_next_session_and_bashing_heals(t):
     assert (p.track_aggravated, p.track_lethal) == (0, 1)
     fields = fights.story_night(p, health=6, now=(p.heal_start or 0) + 3 * 24 * 3600)
     assert fields["track_lethal"] == 0 and fields["track_bashing"] == 0
+
+
+def test_the_history_tells_the_fight_and_the_rulings_in_words(t, dice):
+    from challenges.history import session_history
+
+    row = _start(t, dice)
+    dice(8, 10, 2, 9)
+    _attack(t, row, "cleo", "bram", damage_type="lethal")
+    services.track_mark(
+        session=t["session"],
+        character=t["ada"],
+        points=1,
+        damage_type="bashing",
+        reason="a fall",
+        user=t["narrator"],
+        msg_id=_id(),
+    )
+    texts = [e.text for e in session_history(t["session"]).entries]
+    assert f"Fight #{row.pk} starts, Initiative rolled: Cleo (10), Bram (7), Ada (4)" in texts
+    assert (
+        f"Fight #{row.pk}: Cleo attacks Bram (Defense 2): 3 successes, 3 lethal (track XXX···)"
+        in texts
+    )
+    assert "Ada's track: 1 bashing (a fall): ······ → /·····" in texts
+    mine = [e.text for e in session_history(t["session"], character_id=t["ada"].pk).entries]
+    assert "Ada's track: 1 bashing (a fall): ······ → /·····" in mine
+
+
+def test_her_phone_says_when_her_next_point_heals(t, client):
+    services.track_mark(
+        session=t["session"],
+        character=t["ada"],
+        points=1,
+        damage_type="bashing",
+        reason="a fall",
+        user=t["narrator"],
+        msg_id=_id(),
+    )
+    client.force_login(t["ada_player"])
+    page = client.get(f"/play/{t['ada'].pk}/").content.decode()
+    assert "Next point heals in 15 min." in page
+    services.track_heal(
+        session=t["session"],
+        character=t["ada"],
+        points=1,
+        reason="a spell",
+        user=t["narrator"],
+        msg_id=_id(),
+    )
+    assert "Next point heals" not in client.get(f"/play/{t['ada'].pk}/").content.decode()
+
+
+def test_a_character_outside_the_fight_cannot_move_in_it(t, dice):
+    row = _start(t, dice)
+    with pytest.raises(RulesError, match="not in this fight"):
+        services.fight_dodge(
+            fight_id=row.pk, character=t["dora"], user=t["dora_player"], msg_id=_id()
+        )
+    with pytest.raises(ActionRefused, match="Only this chronicle's narrators"):
+        services.fight_end_turn(fight_id=row.pk, user=t["ada_player"], msg_id=_id())
+    assert _state(row).turn == 1 and row.version == 1
