@@ -67,6 +67,19 @@ def _attack(t, row, who, target, **kw):
     )
 
 
+def _mark(t, name: str, points: int, damage_type: str, reason: str) -> None:
+    """A narrator's ruling: ``points`` of ``damage_type`` on ``name``'s track."""
+    services.track_mark(
+        session=t["session"],
+        character=t[name],
+        points=points,
+        damage_type=damage_type,
+        reason=reason,
+        user=t["narrator"],
+        msg_id=_id(),
+    )
+
+
 def test_initiative_is_rolled_once_with_its_die_and_orders_the_fight(t, dice):
     row = _start(t, dice)  # Ada 1+3=4, Bram 5+2=7, Cleo 9+1=10
     state = _state(row)
@@ -122,15 +135,7 @@ def test_a_dodge_doubles_defense_and_is_refused_after_acting(t, dice):
 
 def test_wounds_lower_the_attackers_next_pool(t, dice):
     row = _start(t, dice)
-    services.track_mark(
-        session=t["session"],
-        character=t["bram"],
-        points=4,
-        damage_type="bashing",
-        reason="fell down the stairs",
-        user=t["narrator"],
-        msg_id=_id(),
-    )
+    _mark(t, "bram", 4, "bashing", "fell down the stairs")
     dice(1, 1, 1)
     _attack(t, row, "cleo", "ada")
     dice(1, 1)  # Bram: 2 + 2 − Ada 1 − wound penalty 1 (4 of 6 boxes marked) = 2 dice
@@ -265,15 +270,7 @@ def test_the_history_tells_the_fight_and_the_rulings_in_words(t, dice):
     row = _start(t, dice)
     dice(8, 10, 2, 9)
     _attack(t, row, "cleo", "bram", damage_type="lethal")
-    services.track_mark(
-        session=t["session"],
-        character=t["ada"],
-        points=1,
-        damage_type="bashing",
-        reason="a fall",
-        user=t["narrator"],
-        msg_id=_id(),
-    )
+    _mark(t, "ada", 1, "bashing", "a fall")
     texts = [e.text for e in session_history(t["session"]).entries]
     assert f"Fight #{row.pk} starts, Initiative rolled: Cleo (10), Bram (7), Ada (4)" in texts
     assert (
@@ -286,15 +283,7 @@ def test_the_history_tells_the_fight_and_the_rulings_in_words(t, dice):
 
 
 def test_her_phone_says_when_her_next_point_heals(t, client):
-    services.track_mark(
-        session=t["session"],
-        character=t["ada"],
-        points=1,
-        damage_type="bashing",
-        reason="a fall",
-        user=t["narrator"],
-        msg_id=_id(),
-    )
+    _mark(t, "ada", 1, "bashing", "a fall")
     client.force_login(t["ada_player"])
     page = client.get(f"/play/{t['ada'].pk}/").content.decode()
     assert "Next point heals in 15 min." in page
