@@ -25,7 +25,8 @@ what the screen shows changes:
   shows, as a phone's); for a chronicle with combat rounds (``bns``, issue
   12) also ``combat`` on both (the combats it shows, :data:`COMBATS_SHOWN`
   at most: count, sum of ``Combat.version``), from its own query, so a MET
-  screen's stamp costs nothing more.
+  screen's stamp costs nothing more; for a chronicle that rolls dice pools
+  (``storytelling``, issue 13) likewise ``fight`` (its Storytelling fights).
 
 ``Challenge.version`` only grows and every move bumps it, so a sum of versions
 changes on every move. A consumer that sends a partial frame (one dashboard row,
@@ -40,7 +41,7 @@ import hashlib
 from django.db import connection
 from django.db.models import Q
 
-from challenges.models import Challenge, Combat, DiceRoll, MobScene, TraitLoss
+from challenges.models import Challenge, Combat, DiceRoll, MobScene, StoryCombat, TraitLoss
 from characters.models import GameSession, Presence
 
 Parts = dict[str, tuple[int, ...]]
@@ -189,16 +190,21 @@ SELECT COUNT(*), COALESCE(SUM(x.version), 0) FROM (
 """
 
 
-def combat_part(session_id: int, character_id: int | None = None) -> tuple[int, ...]:
+def combat_part(
+    session_id: int, character_id: int | None = None, *, model=Combat, shown: int = COMBATS_SHOWN
+) -> tuple[int, ...]:
     """The ``combat`` part read from the database (one query): the combats of
-    the session a screen shows (``character_id``'s on her phone)."""
-    people = Combat.participants.through._meta.db_table
+    the session a screen shows (``character_id``'s on her phone). ``model``
+    and ``shown``: a Storytelling fight's (:func:`fight_part`)."""
+    through = model.participants.through
+    people = through._meta.db_table
+    column = through._meta.get_field(model._meta.model_name).column
     mine = (
         ""
         if character_id is None
-        else f" AND c.id IN (SELECT combat_id FROM {people} WHERE character_id = %(character)s)"
+        else f" AND c.id IN (SELECT {column} FROM {people} WHERE character_id = %(character)s)"
     )
-    sql = _COMBAT_SQL.format(combat=Combat._meta.db_table, mine=mine, shown=COMBATS_SHOWN)
+    sql = _COMBAT_SQL.format(combat=model._meta.db_table, mine=mine, shown=shown)
     with connection.cursor() as cursor:
         cursor.execute(sql, {"session": session_id, "character": character_id})
         row = cursor.fetchone()
@@ -220,3 +226,14 @@ def rolls_part(session_id: int, character_id: int | None = None) -> tuple[int, i
         rows = rows.filter(Q(character_id=character_id) | Q(opponent_id=character_id))
     versions = dict(rows.values_list("pk", "version"))
     return (len(versions), sum(versions.values()), max(versions, default=0))
+
+
+FIGHTS_SHOWN = 2
+"""Storytelling fights a screen shows (``views.story_combat.FIGHTS_SHOWN``)."""
+
+
+def fight_part(session_id: int, character_id: int | None = None) -> tuple[int, ...]:
+    """Issue 13: the ``fight`` part of a screen of a chronicle that rolls
+    dice pools (one query; none is asked for other chronicles): the
+    Storytelling fights it shows (count, sum of ``StoryCombat.version``)."""
+    return combat_part(session_id, character_id, model=StoryCombat, shown=FIGHTS_SHOWN)

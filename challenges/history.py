@@ -287,6 +287,9 @@ def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -
     if kind.startswith("roll_"):
         who = tuple(int(data[k]) for k in ("character", "opponent") if isinstance(data.get(k), int))
         return [entry("roll", _roll_text(kind, data, names), who)]
+    if kind.startswith(("fight_", "track_")):
+        who = (*_combat_who(data), *((int(data["character"]),) if data.get("character") else ()))
+        return [entry("session", _fight_text(kind, data, names), who)]
     text = kind.replace("_", " ").capitalize()
     return [entry(_GROUP_OF.get(kind, "challenge" if challenge else "session"), text)]
 
@@ -446,6 +449,55 @@ def _combat_text(kind: str, data: dict, names: dict[int, str]) -> str:
         why = f" ({data['reason']})" if data.get("reason") else ""
         return f"{combat}: {name('fighter')} is out of the combat{why}"
     return f"{combat}: " + kind.removeprefix("combat_").replace("_", " ")
+
+
+def _fight_text(kind: str, data: dict, names: dict[int, str]) -> str:
+    """A ``fight_*`` or ``track_*`` event (issue 13,
+    ``challenges.services.story_combat``) in words: "Fight #2 starts: Cleo,
+    Bram, Ada", "Fight #2: Cleo attacks Bram: 3 successes, 3 lethal (track
+    XXX···)", "Ada's track: 2 lethal (fire): ······ → XX····"; other kinds
+    by their name."""
+    fight = f"Fight #{data.get('fight', '?')}"
+
+    def name(key: str) -> str:
+        return names.get(data.get(key), "?")
+
+    if kind == "fight_started":
+        rolled = {int(i): total for i, _, total in data.get("initiative") or []}
+        order = ", ".join(f"{names.get(i, '?')} ({rolled.get(i)})" for i in data.get("order") or [])
+        return f"{fight} starts, Initiative rolled: {order}"
+    if kind == "fight_ended":
+        return f"{fight} ends" + (f" ({data['reason']})" if data.get("reason") else "")
+    if kind == "fight_turn_started":
+        return f"{fight}: Turn {data.get('turn')} begins"
+    if kind == "fight_rolled":
+        successes = (data.get("roll") or {}).get("successes", 0)
+        hurt = (
+            f"{data.get('damage')} {data.get('damage_type')}" if data.get("damage") else "no damage"
+        )
+        return (
+            f"{fight}: {name('by')} attacks {name('target')} (Defense {data.get('defense')}):"
+            f" {successes} successes, {hurt} (track {data.get('track')})"
+        )
+    if kind == "fight_acted" and data.get("action") != "attack":
+        return f"{fight}: {name('fighter')} " + str(data.get("action", "")).replace("_", " ")
+    if kind in ("fight_dodged", "fight_yielded", "fight_removed", "fight_joined"):
+        what = kind.removeprefix("fight_")
+        extra = f" ({data['until'].replace('_', ' ')})" if data.get("until") else ""
+        return f"{fight}: {name('fighter')} {what}{extra}"
+    if kind in ("track_mark", "track_heal"):
+        what = (
+            f"{data.get('points')} {data.get('damage_type')}"
+            if kind == "track_mark"
+            else f"{data.get('points')} healed"
+        )
+        return (
+            f"{name('character')}'s track: {what} ({data.get('reason')}):"
+            f" {data.get('before')} → {data.get('after')}"
+        )
+    if kind == "track_healed":
+        return f"{name('character')} heals: track {data.get('after')}"
+    return f"{fight}: " + kind.removeprefix("fight_").replace("_", " ")
 
 
 def session_history(

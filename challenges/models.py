@@ -453,3 +453,46 @@ class DiceRoll(models.Model):
     @property
     def is_over(self) -> bool:
         return self.rolled_at is not None
+
+
+# --- issue 13: a Storytelling fight (seeds/003 "Combat") ------------------------
+
+
+class StoryCombat(models.Model):
+    """A fight of a ``storytelling`` chronicle (seeds/003 "Combat"): the
+    characters in it roll Initiative once, then act turn after turn from the
+    highest Initiative to the lowest until a narrator ends it. ``state`` is
+    the rules engine's ``challenges.rules.storytelling.CombatState.to_dict()``;
+    ``rolls`` the log of every roll made in it, oldest first, each
+    ``{"kind": "initiative"|"attack", "by": id, "target": id|None, "roll":
+    Roll.to_dict(), "pool": DicePool.to_dict()|None, "defense": dice taken off,
+    "damage": points, "damage_type": str, "track": picture after}``;
+    ``guard``: ids of fighters who will spend a Willpower point on Defense
+    against the next attack on them (their phone's standing toggle). ``version``
+    grows with every move (the screens' stamps). Only
+    ``challenges.services.story_combat`` writes these rows."""
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="story_combats")
+    narrator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    participants = models.ManyToManyField(Character, related_name="story_combats")
+    state = models.JSONField(help_text="The rules engine's storytelling CombatState.to_dict().")
+    rolls = models.JSONField(default=list, blank=True, help_text="Every roll of the fight.")
+    guard = models.JSONField(
+        default=list, blank=True, help_text="Ids spending Willpower on Defense next attack."
+    )
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["session", "ended_at"], name="storycombat_live")]
+
+    def __str__(self) -> str:
+        return f"fight #{self.pk}{' (ended)' if self.ended_at else ''}"
+
+    @property
+    def is_over(self) -> bool:
+        return self.ended_at is not None

@@ -25,6 +25,8 @@ SESSION_UPDATED = "session.updated"  # {"session_id", "time_out"?}: time out, re
 MOB_UPDATED = "mob.updated"
 # {"combat_id", "session_id", "version"}: a bns combat changed (issue 12, combat rounds)
 COMBAT_UPDATED = "combat.updated"
+# {"fight_id", "session_id", "version"}: a Storytelling fight changed (issue 13)
+FIGHT_UPDATED = "fight.updated"
 # {"character_id", "session_id", "challenge_id"?, "version"?}: sheet changed (by that challenge)
 CHARACTER_UPDATED = "character.updated"
 # {"chronicle_id", "session_id"}: a session started or ended; session_id is the

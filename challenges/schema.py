@@ -639,6 +639,79 @@ class RollExtended(RollCall):
     label: OptionalText(200)
 
 
+# --- issue 13: Storytelling fights and the health track ---------------------------
+
+MAX_FIGHT = 30  # characters in one fight (challenges.services.story_combat.MAX_FIGHT)
+_FightIds = Annotated[list[Number], BeforeValidator(_listed), Field(max_length=MAX_FIGHT)]
+_Damage = Literal["bashing", "lethal", "aggravated"]
+
+
+class FightStart(Action):
+    """A narrator starts a fight: the characters in it (ids)."""
+
+    characters: _FightIds
+
+
+class FightRef(Action):
+    """A move on fight ``fight`` and nothing more (end the turn, dodge)."""
+
+    fight: Number
+
+
+class FightEnd(Action):
+    fight: Number
+    reason: OptionalText(300)
+
+
+class FightCharacter(Action):
+    """A narrator adds or takes out one character (``reason``: why she is out)."""
+
+    fight: Number
+    character: Number
+    reason: OptionalText(300)
+
+
+class FightAttack(Action):
+    """An attack on ``target``: its kind, weapon dice (0–5), damage type and
+    the checkboxes of the phone's form."""
+
+    fight: Number
+    target: Number
+    kind: Literal["unarmed", "armed", "ranged", "thrown"]
+    weapon: Annotated[Number, Field(le=5)] = 0
+    damage_type: _Damage = "bashing"
+    point_blank: Flag = False
+    improvised: Flag = False
+    willpower: Flag = False
+
+
+class FightAct(Action):
+    fight: Number
+    what: Literal["fall_prone", "stand_up", "run", "other"]
+
+
+class FightYield(Action):
+    fight: Number
+    until: Literal["later", "next_turn"]
+
+
+class FightGuard(Action):
+    """Her standing choice: spend Willpower on Defense against the next attack."""
+
+    fight: Number
+    on: Flag = False
+
+
+class TrackRuling(Action):
+    """A narrator marks ``points`` of ``damage_type`` on a character's track,
+    or heals ``points`` (``damage_type`` is then ignored), with a reason."""
+
+    character: Number
+    points: Annotated[Number, Field(ge=1, le=10)]
+    damage_type: _Damage = "bashing"
+    reason: Text(300)
+
+
 SCHEMAS: dict[str, type[Action]] = {
     "bns.open": BnsOpen,
     "bns.answer": BnsAnswer,
@@ -704,6 +777,18 @@ SCHEMAS: dict[str, type[Action]] = {
     "roll.resist": RollResist,
     "roll.extended": RollExtended,
     "roll.extended_roll": RollMake,
+    "fight.start": FightStart,
+    "fight.end_turn": FightRef,
+    "fight.add": FightCharacter,
+    "fight.remove": FightCharacter,
+    "fight.end": FightEnd,
+    "fight.attack": FightAttack,
+    "fight.act": FightAct,
+    "fight.dodge": FightRef,
+    "fight.yield": FightYield,
+    "fight.guard": FightGuard,
+    "track.mark": TrackRuling,
+    "track.heal": TrackRuling,
 }
 
 _WORDS = {
@@ -739,6 +824,12 @@ def _plain(error: ValidationError) -> str:
     elif kind == "literal_error" and name == "defence":
         words = "must be dodge, social or mental"
 
+    elif (
+        kind == "literal_error"
+        and name in ("damage_type", "what", "until")
+        or (kind == "literal_error" and name == "kind" and "unarmed" in str(first.get("ctx")))
+    ):
+        words = "must be one of " + str(first.get("ctx", {}).get("expected", "the choices"))
     elif kind == "literal_error" and name == "kind" and "simple" in str(first.get("ctx")):
         words = "must be standard or simple"
     elif kind == "literal_error" and name == "kind":

@@ -830,6 +830,16 @@ class Presence(models.Model):
         "bashing boxes", default=0, db_default=0, help_text="Marked / (rightmost)."
     )
 
+    # issue 13: natural healing of the track (seeds/003 "Healing"): the play
+    # instant (epoch seconds less the session's Time out) the rightmost wound
+    # started healing, and when its point heals (indexed, like clock_due).
+    heal_start = models.FloatField(
+        "healing since (play instant)", null=True, blank=True, help_text="Empty: nothing to heal."
+    )
+    heal_due = models.FloatField(
+        "next point heals at (play instant)", null=True, blank=True, help_text="Empty: none."
+    )
+
     TRACK = ("track_aggravated", "track_lethal", "track_bashing")
     """Her health track's fields (dice-pool sheets), in the order the boxes
     fill from the left: aggravated, lethal, bashing."""
@@ -839,7 +849,10 @@ class Presence(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "character"], name="unique_presence")
         ]
-        indexes = [models.Index(fields=["session", "clock_due"], name="presence_clock_due")]
+        indexes = [
+            models.Index(fields=["session", "clock_due"], name="presence_clock_due"),
+            models.Index(fields=["session", "heal_due"], name="presence_heal_due"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.character} at {self.session}"

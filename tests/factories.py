@@ -351,3 +351,41 @@ def bns_combat_evening() -> dict:
         )
         table[key], table[f"{key}_player"] = character, player
     return table
+
+
+def story_fight_evening() -> dict:
+    """Issue 13, a Storytelling fight: a ``storytelling`` chronicle with an
+    open session and four present characters, each with a player, Health 6,
+    Defense 2 and Willpower 5: Ada (Strength 2, Brawl 1, Initiative +3),
+    Bram (Strength 2, Brawl 2, +2), Cleo (Strength 3, Brawl 2, Dexterity 3,
+    Firearms 2, +1) and Dora (+0). Returns ``narrated_chronicle``'s dict with
+    the characters by lower-case name and their players as ``<name>_player``."""
+    table = narrated_chronicle("Awakening")
+    chronicle, session = table["chronicle"], table["session"]
+    chronicle.ruleset = Chronicle.Ruleset.STORYTELLING
+    chronicle.save()
+    sheets = {
+        "ada": (2, 2, 3, {"Brawl": 1}),
+        "bram": (2, 2, 2, {"Brawl": 2}),
+        "cleo": (3, 3, 1, {"Brawl": 2, "Firearms": 2}),
+        "dora": (2, 2, 0, {"Brawl": 1}),
+    }
+    for key, (strength, dexterity, initiative, skills) in sheets.items():
+        player = make_user(key)
+        character = Character.objects.create(
+            chronicle=chronicle, name=key.title(), player=player, willpower=5
+        )
+        StorySheet.objects.create(
+            character=character,
+            strength=strength,
+            dexterity=dexterity,
+            health=6,
+            defense=2,
+            initiative=initiative,
+            speed=9,
+        )
+        for name, dots in skills.items():
+            StorySkill.objects.create(character=character, name=name, dots=dots)
+        Presence.objects.create(session=session, character=character)
+        table[key], table[f"{key}_player"] = character, player
+    return table

@@ -262,6 +262,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
         session = getattr(self, "session", None)
         if session is not None and services.clocks.tick_wanted(session.pk):
             await database_sync_to_async(services.clocks.clocks_tick)(session.pk)
+            if getattr(self, "dice_pools", False):  # issue 13: a track's natural healing
+                await database_sync_to_async(services.story_heal_tick)(session.pk)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         # Entry checks before anything else: the frame's shape (challenges.schema)

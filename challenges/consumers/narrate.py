@@ -67,6 +67,14 @@ class NarrateConsumer(RollActions, BaseConsumer):
         "roll.resist": "roll_resist",
         "roll.extended": "roll_extended",
         "roll.extended_roll": "roll_extended_roll",
+        # issue 13: Storytelling fights and the health track
+        "fight.start": "fight_start",
+        "fight.end_turn": "fight_end_turn",
+        "fight.add": "fight_add",
+        "fight.remove": "fight_remove",
+        "fight.end": "fight_end",
+        "track.mark": "track_mark",
+        "track.heal": "track_heal",
     }
     #: The session's ruleset runs combats in rounds (issue 12): the stamp has a ``combat`` part.
     combat_rounds = False
@@ -86,6 +94,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
             return
         self.session = session
         self.combat_rounds = views.combat_rounds(session)
+        # issue 13: a chronicle rolling dice pools: the stamp has ``roll`` and ``fight`` parts
         self.dice_pools = session.chronicle.has_dice_pools
         # Shown open: if it ends while this dashboard shows it and another
         # session opens, a missed session.changed is repaired on the next ping.
@@ -107,6 +116,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
             parts["combat"] = heartbeat.combat_part(self.session.pk)
         if self.dice_pools and parts:
             parts["roll"] = heartbeat.rolls_part(self.session.pk)
+            parts["fight"] = heartbeat.fight_part(self.session.pk)
         return parts
 
     async def current_parts(self) -> heartbeat.Parts:
@@ -672,3 +682,84 @@ class NarrateConsumer(RollActions, BaseConsumer):
             user=self.scope["user"],
             msg_id=msg_id,
         )
+
+    # Storytelling fights and the health track (issue 13) ----------------------
+    @database_sync_to_async
+    def _render_fights(self) -> str:
+        context = views.dashboard_fights(self.session)
+        self.stamp_parts = {**self.stamp_parts, "fight": heartbeat.mob_part(context["fights"])}
+        return render_to_string("challenges/_fight_dashboard.html", {**context, "oob": True})
+
+    async def fight_updated(self, event: dict) -> None:
+        if self.dice_pools:
+            await self.send_stamped(await self._render_fights())
+
+    def _fight_id(self, message: dict) -> int:
+        return _field(message, "fight", int)
+
+    @database_sync_to_async
+    def fight_start(self, message: dict, msg_id: str) -> None:
+        ids = message.get("characters") or []
+        services.fight_start(
+            session=self.session,
+            characters=[views.character_in_session(self.session, pk) for pk in ids],
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def fight_end_turn(self, message: dict, msg_id: str) -> None:
+        services.fight_end_turn(
+            fight_id=self._fight_id(message), user=self.scope["user"], msg_id=msg_id
+        )
+
+    @database_sync_to_async
+    def fight_add(self, message: dict, msg_id: str) -> None:
+        services.fight_add(
+            fight_id=self._fight_id(message),
+            character=views.character_in_session(self.session, _field(message, "character", int)),
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def fight_remove(self, message: dict, msg_id: str) -> None:
+        services.fight_remove(
+            fight_id=self._fight_id(message),
+            character_id=_field(message, "character", int),
+            reason=message.get("reason") or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    @database_sync_to_async
+    def fight_end(self, message: dict, msg_id: str) -> None:
+        services.fight_end(
+            fight_id=self._fight_id(message),
+            reason=message.get("reason") or "",
+            user=self.scope["user"],
+            msg_id=msg_id,
+        )
+
+    def _track_args(self, message: dict, msg_id: str) -> dict:
+        return {
+            "session": self.session,
+            "character": views.character_in_session(
+                self.session, _field(message, "character", int)
+            ),
+            "points": _field(message, "points", int),
+            "reason": message.get("reason") or "",
+            "user": self.scope["user"],
+            "msg_id": msg_id,
+        }
+
+    @database_sync_to_async
+    def track_mark(self, message: dict, msg_id: str) -> None:
+        services.track_mark(
+            damage_type=message.get("damage_type") or "bashing",
+            **self._track_args(message, msg_id),
+        )
+
+    @database_sync_to_async
+    def track_heal(self, message: dict, msg_id: str) -> None:
+        services.track_heal(**self._track_args(message, msg_id))

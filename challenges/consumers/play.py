@@ -83,6 +83,12 @@ class PlayConsumer(RollActions, BaseConsumer):
         "roll.contest": "roll_contest",
         "roll.resist": "roll_resist",
         "roll.extended_roll": "roll_extended_roll",
+        # issue 13: Storytelling fights
+        "fight.attack": "fight_attack",
+        "fight.act": "fight_act",
+        "fight.dodge": "fight_dodge",
+        "fight.yield": "fight_yield",
+        "fight.guard": "fight_guard",
     }
     #: Her sheet rates Attributes (a chronicle with combat rounds, issue 12):
     #: learnt on the first render; the stamp then has a ``combat`` part.
@@ -91,7 +97,7 @@ class PlayConsumer(RollActions, BaseConsumer):
     #: maneuver, spent in her live combat (issue 12; ``views.phone.focus_spent``).
     focus_spent = False
     #: Her sheet rolls dice pools (storytelling, issue 13): learnt on the first
-    #: render; the stamp then has a ``roll`` part.
+    #: render; the stamp then has ``roll`` and ``fight`` parts.
     dice_pools = False
 
     async def connect(self) -> None:
@@ -141,6 +147,7 @@ class PlayConsumer(RollActions, BaseConsumer):
             parts["combat"] = heartbeat.combat_part(self.session.pk, self.character.pk)
         if self.dice_pools and self.session is not None and parts:
             parts["roll"] = heartbeat.rolls_part(self.session.pk, self.character.pk)
+            parts["fight"] = heartbeat.fight_part(self.session.pk, self.character.pk)
         return parts
 
     def _follow_seat(self) -> bool:
@@ -185,6 +192,8 @@ class PlayConsumer(RollActions, BaseConsumer):
             self.dice_pools = True  # from now on in every stamp
             if self.session is not None:
                 self.stamp_parts["roll"] = heartbeat.rolls_part(self.session.pk, self.character.pk)
+        if self.dice_pools and self.session is not None:
+            self.stamp_parts["fight"] = heartbeat.mob_part(context["fights"])
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
         return render_to_string("challenges/play_live.html", context)
@@ -626,6 +635,68 @@ class PlayConsumer(RollActions, BaseConsumer):
             user=self.scope["user"],
             msg_id=msg_id,
         )
+
+    # Storytelling fights (issue 13) ------------------------------------------
+    @database_sync_to_async
+    def _render_fights(self) -> str:
+        """Her fights, out of band (``_fight_phone.html``)."""
+        context = {
+            **views.phone_fights(self.character, self.session, self.sheet),
+            "attack_kinds": views.ATTACK_KINDS,
+            "damage_types": views.DAMAGE_TYPES,
+            "oob": True,
+        }
+        self.stamp_parts = {**self.stamp_parts, "fight": heartbeat.mob_part(context["fights"])}
+        return render_to_string("challenges/_fight_phone.html", context)
+
+    async def fight_updated(self, event: dict) -> None:
+        if self.session is None or event.get("session_id") != self.session.pk:
+            return
+        if self.sheet is None:  # resumed without a render: read her sheet once
+            await self.send_view()
+            return
+        await self.send_stamped(await self._render_fights())
+
+    def _fight(self, message: dict, msg_id: str) -> dict:
+        return {
+            "fight_id": _field(message, "fight", int),
+            "character": self.character,
+            "user": self.scope["user"],
+            "msg_id": msg_id,
+        }
+
+    @database_sync_to_async
+    def fight_attack(self, message: dict, msg_id: str) -> None:
+        services.fight_attack(
+            target_id=_field(message, "target", int),
+            kind=_field(message, "kind", str, limit=10),
+            weapon=_field(message, "weapon", int, required=False) or 0,
+            damage_type=message.get("damage_type") or "bashing",
+            point_blank=bool(message.get("point_blank")),
+            improvised=bool(message.get("improvised")),
+            willpower=bool(message.get("willpower")),
+            **self._fight(message, msg_id),
+        )
+
+    @database_sync_to_async
+    def fight_act(self, message: dict, msg_id: str) -> None:
+        services.fight_act(
+            action=_field(message, "what", str, limit=12), **self._fight(message, msg_id)
+        )
+
+    @database_sync_to_async
+    def fight_dodge(self, message: dict, msg_id: str) -> None:
+        services.fight_dodge(**self._fight(message, msg_id))
+
+    @database_sync_to_async
+    def fight_yield(self, message: dict, msg_id: str) -> None:
+        services.fight_yield(
+            until=_field(message, "until", str, limit=12), **self._fight(message, msg_id)
+        )
+
+    @database_sync_to_async
+    def fight_guard(self, message: dict, msg_id: str) -> None:
+        services.fight_guard(on=bool(message.get("on")), **self._fight(message, msg_id))
 
     # s11 rulings ----------------------------------------------------------
     @database_sync_to_async

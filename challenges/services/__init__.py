@@ -19,6 +19,7 @@ and simple test; a prepared static opened from its QR code),
 :mod:`~challenges.services.bns` (an opposed challenge of test pools, issue 12),
 :mod:`~challenges.services.combat` (``bns`` combat rounds),
 :mod:`~challenges.services.rolls` (storytelling rolls, issue 13),
+:mod:`~challenges.services.story_combat` (Storytelling fights, the health track),
 :mod:`~challenges.services.rulings` (void, settle, forced retest, a Trait
 given back or taken, a call for a narrator, Time out, Resume),
 :mod:`~challenges.services.session` (start, end, who is here) and
@@ -123,6 +124,24 @@ from challenges.services.session import (
     session_start,
 )
 from challenges.services.static import prepared_static_open, simple_test_open, static_open
+from challenges.services.story_combat import (
+    fight_act,
+    fight_add,
+    fight_attack,
+    fight_dodge,
+    fight_end,
+    fight_end_turn,
+    fight_fighter,
+    fight_guard,
+    fight_remove,
+    fight_start,
+    fight_yield,
+    heal_next_in,
+    story_heal_apply,
+    story_heal_tick,
+    track_heal,
+    track_mark,
+)
 from challenges.services.traits import trait_edit_refusal, trait_open_bids
 
 __all__ = [
@@ -212,4 +231,21 @@ __all__ = [
     "roll_open",
     "roll_resist",
     "roll_spec",
+    # issue 13: Storytelling fights
+    "fight_act",
+    "fight_add",
+    "fight_attack",
+    "fight_dodge",
+    "fight_end",
+    "fight_end_turn",
+    "fight_fighter",
+    "fight_guard",
+    "fight_remove",
+    "fight_start",
+    "fight_yield",
+    "heal_next_in",
+    "story_heal_apply",
+    "story_heal_tick",
+    "track_heal",
+    "track_mark",
 ]

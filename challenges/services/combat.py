@@ -86,22 +86,28 @@ def _ids(row: Combat) -> list[int]:
     return [int(f["fighter_id"]) for f in (*state["fighters"], *state.get("removed", ()))]
 
 
-def _lock_combat(combat_id: int, *, for_play: bool) -> Combat:
-    """The combat row, locked for a move: the session first (FOR SHARE,
+def lock_live_row(model, pk: int, *, for_play: bool, noun: str):
+    """A live fight's row (``model``: a bns :class:`Combat` or a Storytelling
+    ``StoryCombat``), locked for a move: the session first (FOR SHARE,
     refused when over or, ``for_play``, in a Time out), then the row (FOR
-    UPDATE where the database has it). ActionRefused if there is no such
-    combat or it is over."""
-    session_id = Combat.objects.filter(pk=combat_id).values_list("session_id", flat=True).first()
+    UPDATE where the database has it). ActionRefused ("There is no such
+    ``noun``", "This ``noun`` is over") otherwise."""
+    session_id = model.objects.filter(pk=pk).values_list("session_id", flat=True).first()
     if session_id is None:
-        raise ActionRefused("There is no such combat.")
+        raise ActionRefused(f"There is no such {noun}.")
     _lock_session(session_id, for_play=for_play)
-    rows = Combat.objects.filter(pk=combat_id)
+    rows = model.objects.filter(pk=pk)
     if connection.features.has_select_for_update:
         rows = rows.select_for_update()
     row = rows.get()
     if row.ended_at is not None:
-        raise ActionRefused("This combat is over.")
+        raise ActionRefused(f"This {noun} is over.")
     return row
+
+
+def _lock_combat(combat_id: int, *, for_play: bool) -> Combat:
+    """The combat row, locked for a move (:func:`lock_live_row`)."""
+    return lock_live_row(Combat, combat_id, for_play=for_play, noun="combat")
 
 
 def _event_kind(kind: str) -> str:

@@ -49,6 +49,10 @@ def _end_session(session: GameSession, user) -> list[int]:
     from challenges.services.combat import _end_combats
 
     _end_combats(session, SESSION_ENDED_REASON)
+    # Issue 13: live Storytelling fights too.
+    from challenges.services.story_combat import _end_fights
+
+    _end_fights(session, SESSION_ENDED_REASON)
     unresolved = Challenge.objects.select_for_update().filter(
         session=session, stage__in=_OPEN_STAGES
     )
@@ -83,6 +87,17 @@ def _announce_session(chronicle_id: int, session_id: int) -> None:
         chronicle_id=chronicle_id,
         session_id=session_id,
     )
+
+
+def _story_night(character: Character, previous: Presence, chronicle) -> dict:
+    """Issue 13: what natural healing leaves of her dice-pool track
+    (``story_combat.story_night``); {} for other rulesets (no query)."""
+    if not chronicle.has_dice_pools:
+        return {}
+    from challenges.services.story_combat import story_night
+    from characters.story_sheets import story_sheet
+
+    return story_night(previous, health=story_sheet(character, None).health)
 
 
 def session_start(
@@ -131,6 +146,8 @@ def session_start(
                 session=session,
                 character=character,
                 **night_presence(character, present[character.pk], chronicle.ruleset),
+                # issue 13: lethal and aggravated wounds of a dice-pool track carry
+                **_story_night(character, present[character.pk], chronicle),
             )
         Event.objects.create(
             session=session,

@@ -22,6 +22,7 @@ from challenges.views.dashboard import (
     dashboard_challenges,
     dashboard_combats,
     dashboard_context,
+    dashboard_fights,
     dashboard_move,
     dashboard_place,
     dashboard_row_context,
@@ -69,6 +70,14 @@ from challenges.views.shared import (
     shown_throws,
     state_shown,
 )
+from challenges.views.story_combat import (
+    ATTACK_KINDS,
+    DAMAGE_TYPES,
+    FightView,
+    dice_pools,
+    fight_views,
+    phone_fights,
+)
 
 __all__ = [
     "RollCard",
@@ -76,6 +85,13 @@ __all__ = [
     "phone_rolls",
     "roll_card",
     "roll_choices",
+    "ATTACK_KINDS",
+    "DAMAGE_TYPES",
+    "FightView",
+    "dashboard_fights",
+    "dice_pools",
+    "fight_views",
+    "phone_fights",
     "DASHBOARD_LIMIT",
     "HIDDEN",
     "ON_ROSTER",

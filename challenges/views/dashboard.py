@@ -25,6 +25,7 @@ from challenges.services.clocks import (
 from challenges.views.combat import TIES_WORDS, combat_rounds, combat_views, panel_combats
 from challenges.views.mob import mob_views
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
+from challenges.views.story_combat import DAMAGE_TYPES, dice_pools, fight_views
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, character_sheets
 
@@ -178,6 +179,7 @@ def dashboard_context(session: GameSession) -> dict:
         "mobs": mob_views(session, None),  # issue 11: mob scenes
         **dashboard_combats(session, [(e.character.pk, e.character.name) for e in roster]),
         **_dashboard_rolls(session),  # issue 13: storytelling rolls
+        **dashboard_fights(session, [(e.character.pk, e.character.name) for e in roster]),
     }
 
 
@@ -191,6 +193,15 @@ def _dashboard_rolls(session: GameSession) -> dict:
     return {"dice_pools": True, **dashboard_rolls(session)}
 
 
+def _present(session: GameSession) -> list[tuple[int, str]]:
+    """(id, name) of the characters on the roster, by name (one query)."""
+    return list(
+        Character.objects.filter(presences__session=session, presences__status__in=ON_ROSTER)
+        .order_by("name")
+        .values_list("pk", "name")
+    )
+
+
 def dashboard_combats(session: GameSession, present=None) -> dict:
     """Issue 12 (bns combat rounds): ``combat_rounds`` (the session's ruleset
     runs combats in rounds), and then ``combats``
@@ -201,15 +212,29 @@ def dashboard_combats(session: GameSession, present=None) -> dict:
     if not combat_rounds(session):
         return {"combat_rounds": False, "combats": []}
     if present is None:
-        present = list(
-            Character.objects.filter(presences__session=session, presences__status__in=ON_ROSTER)
-            .order_by("name")
-            .values_list("pk", "name")
-        )
+        present = _present(session)
     return {
         "combat_rounds": True,
         "combats": combat_views(session, None, present=present),
         "ties_words": TIES_WORDS,
+    }
+
+
+def dashboard_fights(session: GameSession, present=None) -> dict:
+    """Issue 13 (Storytelling fights): ``dice_pools`` (the chronicle rolls
+    dice pools), and then ``fights``
+    (:func:`~challenges.views.story_combat.fight_views` for a narrator;
+    ``present`` as :func:`dashboard_combats`'s) and the choices of the
+    narrator's forms. No query without dice pools."""
+    if not dice_pools(session):
+        return {"dice_pools": False, "fights": []}
+    if present is None:
+        present = _present(session)
+    return {
+        "dice_pools": True,
+        "fights": fight_views(session, None, present=present),
+        "fight_present": present,
+        "damage_types": DAMAGE_TYPES,
     }
 
 

@@ -28,6 +28,7 @@ from challenges.views.bns import bns_attacks, bns_start_options
 from challenges.views.combat import combat_views
 from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
+from challenges.views.story_combat import ATTACK_KINDS, DAMAGE_TYPES, phone_fights
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet
 
@@ -71,6 +72,9 @@ def play_context(
         "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
         "combats": combats,
         **_story_rolls(character, session, sheet),  # issue 13: storytelling rolls
+        **phone_fights(character, session, sheet),  # issue 13: Storytelling fights
+        "attack_kinds": ATTACK_KINDS,
+        "damage_types": DAMAGE_TYPES,
     }
 
 

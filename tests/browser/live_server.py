@@ -7,7 +7,8 @@ not yet present), prints one JSON line (the
 ids and a one-tap join link for Grady) and serves until terminated, on the
 listening socket it inherits as file descriptor FD (bound by the test process,
 so no other server can take the port meanwhile). The database is a file, so the
-test process can read and write it too.
+test process can read and write it too; a ``dice.json`` beside it scripts the
+next roll of the Storytelling dice (issue 13).
 """
 
 from __future__ import annotations
@@ -55,9 +56,35 @@ def main(argv: list[str]) -> None:
         ),
         flush=True,
     )
+    _scripted_dice()
     from daphne.cli import CommandLineInterface
 
     CommandLineInterface().run(["--fd", str(fd), "narrator.asgi:application"])
+
+
+def _scripted_dice() -> None:
+    """Issue 13: a browser test scripts the server's dice by writing a JSON
+    list of faces to ``dice.json`` beside the database; the next roll takes
+    them (a ScriptedDice) and the file is removed. Without the file the dice
+    are the server's own (``secrets``)."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from challenges.rules.storytelling import ScriptedDice
+    from challenges.services import dice
+
+    script = Path(settings.DATABASES["default"]["NAME"]).with_name("dice.json")
+    own = dice.server_dice
+
+    def server_dice():
+        if not script.exists():
+            return own()
+        faces = json.loads(script.read_text())
+        script.unlink()
+        return ScriptedDice(faces)
+
+    dice.server_dice = server_dice
 
 
 if __name__ == "__main__":
