@@ -41,8 +41,10 @@ def _stamps(t, name: str) -> tuple[str, str]:
     session = t["session"].pk
     phone = heartbeat.play_parts(t[name].pk, session)
     phone["fight"] = heartbeat.fight_part(session, t[name].pk)
+    phone["roll"] = heartbeat.rolls_part(session, t[name].pk)
     dashboard = heartbeat.dashboard_parts(session, views.DASHBOARD_LIMIT)
     dashboard["fight"] = heartbeat.fight_part(session)
+    dashboard["roll"] = heartbeat.rolls_part(session)
     return heartbeat.digest(phone), heartbeat.digest(dashboard)
 
 
