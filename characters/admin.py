@@ -248,6 +248,10 @@ class MeritInline(admin.TabularInline):
     extra = 1
 
 
+NOT_USED = "—"
+"""A list column her sheet kind does not use (a MET count on a sheet of dots)."""
+
+
 def _category_total(category: Category) -> Coalesce:
     # A subquery, not Sum("traits__count"): searching by Trait name joins the
     # Traits again and would multiply a joined sum.
@@ -260,7 +264,15 @@ def _category_total(category: Category) -> Coalesce:
 class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     """Characters by chronicle and player; the whole sheet on one page."""
 
-    list_display = ["name", "chronicle", "run_by", "physical", "social", "mental", "health"]
+    list_display = [
+        "name",
+        "chronicle",
+        "run_by",
+        "physical",
+        "social",
+        "mental",
+        "health_level",
+    ]
     list_filter = [("chronicle", RelatedOnly), ("player", RelatedOnly), "auto_answer"]
     list_select_related = ["chronicle", "player"]
     search_fields = ["name", "concept", "player__username", "traits__name"]
@@ -427,24 +439,41 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         return "NPC · auto-answer" if obj.auto_answer else "NPC"
 
     @staticmethod
-    def _rating(obj: Character, category: Category) -> int:
-        """Her Traits of ``category`` (a Trait sheet) or her Attribute (a
-        test-pool sheet)."""
+    def _trait_sheet(obj: Character) -> bool:
+        """Her sheet holds adjective Traits and MET health levels
+        (``Ruleset.adjective_traits``; an unknown ruleset: a Trait sheet)."""
+        rules = RULESETS.get(obj.chronicle.ruleset)
+        return rules is None or rules.adjective_traits
+
+    @classmethod
+    def _rating(cls, obj: Character, category: Category) -> int | str:
+        """Her Traits of ``category`` (a Trait sheet), her Attribute (a
+        test-pool sheet), else "—": a sheet of dots (``storytelling``) has
+        three Attributes a category, not one count."""
         if obj.chronicle.has_test_pools:
             return getattr(obj, f"{category.value}_attribute")
-        return getattr(obj, f"{category.value}_total")
+        if cls._trait_sheet(obj):
+            return getattr(obj, f"{category.value}_total")
+        return NOT_USED
 
     @admin.display(description="Physical", ordering="physical_total")
-    def physical(self, obj: Character) -> int:
+    def physical(self, obj: Character) -> int | str:
         return self._rating(obj, Category.PHYSICAL)
 
     @admin.display(description="Social", ordering="social_total")
-    def social(self, obj: Character) -> int:
+    def social(self, obj: Character) -> int | str:
         return self._rating(obj, Category.SOCIAL)
 
     @admin.display(description="Mental", ordering="mental_total")
-    def mental(self, obj: Character) -> int:
+    def mental(self, obj: Character) -> int | str:
         return self._rating(obj, Category.MENTAL)
+
+    @admin.display(description="Health", ordering="health")
+    def health_level(self, obj: Character) -> str:
+        """Her MET health level on a Trait sheet; "—" on a sheet with a wound
+        track (``bns``) or Health boxes (``storytelling``), marked tonight on
+        her presence, not here."""
+        return obj.get_health_display() if self._trait_sheet(obj) else NOT_USED
 
 
 class SessionInline(admin.TabularInline):
