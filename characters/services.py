@@ -315,6 +315,15 @@ def character_sheets(characters: list[Character], session: GameSession | None) -
     }
 
 
+def plays_met_challenges(character: Character, session: GameSession | None) -> bool:
+    """``character``'s chronicle plays MET challenges (``Ruleset.met_challenges``:
+    mob scenes, statics, simple tests); True for an unknown ruleset (a Trait
+    sheet, as :func:`character_sheets` shows it). No query after her
+    :func:`character_sheet` (the ruleset is read as it read it)."""
+    rules = RULESETS.get(_ruleset_name([character], session))
+    return rules is None or rules.met_challenges
+
+
 def _ruleset_name(characters: Sequence[Character], session: GameSession | None) -> str:
     """The ruleset of ``characters``' chronicle (one chronicle), read without
     a query when a seat (``chronicle_ruleset``), the session or a character

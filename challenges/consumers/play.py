@@ -180,6 +180,7 @@ class PlayConsumer(RollActions, BaseConsumer):
         context["start_oob"] = moved
         self.regroup = (old, self.session) if moved else None
         self.sheet = context["sheet"]
+        self.met_challenges = context["met_challenges"]  # no mob scenes to redraw without
         self.combat_rounds = self.sheet.attributes is not None
         if self.combat_rounds and self.session is not None:
             self.stamp_parts["combat"] = heartbeat.combats_shown_part(context["combats"])
@@ -515,6 +516,8 @@ class PlayConsumer(RollActions, BaseConsumer):
 
     async def mob_updated(self, event: dict) -> None:
         if self.session is None or event.get("session_id") != self.session.pk:
+            return
+        if not getattr(self, "met_challenges", True):  # a phone with no Mob scenes section
             return
         await self.send_stamped(await self._render_mobs())
 

@@ -30,7 +30,7 @@ from challenges.views.mob import phone_mobs
 from challenges.views.shared import ChallengeView, challenge_view
 from challenges.views.story_combat import ATTACK_KINDS, DAMAGE_TYPES, phone_fights
 from characters.models import Character, GameSession, Presence
-from characters.services import Sheet, TraitLine, character_sheet
+from characters.services import Sheet, TraitLine, character_sheet, plays_met_challenges
 
 RECENT_RESOLVED = 5  # resolved challenges kept on a phone
 
@@ -55,6 +55,8 @@ def play_context(
         challenges = [_with_sheet(challenge_view(c, character), sheet) for c in [*open_, *done]]
         if with_opponents:
             choice = opponent_choice(session, character)
+    # Mob scenes are MET challenges: a bns or storytelling phone has none to show.
+    met = plays_met_challenges(character, session)
     combats = phone_combats(character, session, sheet)  # issue 12: combat rounds
     options = start_options(sheet)
     if "bns_maneuvers" in options:
@@ -69,7 +71,8 @@ def play_context(
         **options,
         "categories": list(Category),
         "bid_options": {c.category.value: _biddable(c.traits) for c in sheet.categories},
-        "mobs": phone_mobs(character, session, sheet),  # issue 11: mob scenes
+        "met_challenges": met,
+        "mobs": phone_mobs(character, session, sheet) if met else [],  # issue 11: mob scenes
         "combats": combats,
         **_story_rolls(character, session, sheet),  # issue 13: storytelling rolls
         **phone_fights(character, session, sheet),  # issue 13: Storytelling fights
