@@ -301,7 +301,9 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
     (Traits left and lost, health), "lost" (a :class:`LostCopy` per copy, in
     the order lost), "rows" (her challenges tonight as the dashboard shows
     them, the newest first), "combats" (the live combats she is in,
-    :func:`~challenges.views.combat.panel_combats`), "present"}``. Nine
+    :func:`~challenges.views.combat.panel_combats`), "present",
+    "track_characters" and "damage_types" (issue 13: the health-track ruling
+    form, ``_track_ruling_form.html``, offered for her alone)}``. Nine
     queries (ten for a chronicle with combat rounds)."""
     character = (
         Character.objects.filter(pk=character_id, chronicle=session.chronicle_id)
@@ -349,4 +351,7 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
         "difficult_tests": difficult_tests(session),
         "mobs": mob_views(session, None),  # issue 11: mob scenes
         "combats": panel_combats(session, character.pk),  # issue 12: bns combat rounds
+        # Issue 13: her health track ruled from the panel (_track_ruling_form.html).
+        "track_characters": [(character.pk, character.name)],
+        "damage_types": DAMAGE_TYPES,
     }
