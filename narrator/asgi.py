@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, websockets under /ws/ through Channels."""
 
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -25,3 +26,8 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+# Everything loaded so far (Django, the apps, their modules) lives as long as
+# the worker: moved out of the cyclic collector's generations, so the
+# collections that a burst of frames sets off never walk it again.
+gc.freeze()
