@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -30,6 +31,11 @@ class Result:
     server_closed: int = 0
     cpu_seconds: float = 0.0  # worker CPU (user + system) during the scenario
     note: str = ""
+    # Issue 14: each result's arrival on every dashboard, seconds from the last throw.
+    dashboard_latencies: list[float] = field(default_factory=list)
+    dashboard_lost: int = 0  # results some dashboard never showed
+    cpu_seconds_dashboards: float = 0.0  # worker CPU until every dashboard has every result
+    idle_after: float = 0.0  # seconds the worker stayed busy after the last phone result
 
     def add(self, seconds: float) -> None:
         self.latencies.append(seconds)
@@ -49,6 +55,89 @@ class Result:
     def cpu_ms_per_item(self) -> float:
         return self.cpu_seconds * 1000 / self.count if self.count else 0.0
 
+    def dashboard_ms(self, q: float) -> float:
+        return percentile(self.dashboard_latencies, q) * 1000
+
+    @property
+    def cpu_ms_per_item_dashboards(self) -> float:
+        """Worker CPU per challenge in ms, counted until the dashboards have it too."""
+        return self.cpu_seconds_dashboards * 1000 / self.count if self.count else 0.0
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One issue-14 goal: ``figure(result, bare)`` must stay at or under ``limit``.
+
+    ``scenarios`` names the rows it applies to; ``label`` and ``unit`` print it
+    ("dashboard p99", "ms"). Limits are issue 14's (2-core machine, memory layer,
+    1 worker)."""
+
+    label: str
+    scenarios: tuple[str, ...]
+    limit: float
+    unit: str
+    figure: Callable[[Result, Result | None], float | None]
+
+
+def _ratio_to_bare(q: float) -> Callable[[Result, Result | None], float | None]:
+    def figure(r: Result, bare: Result | None) -> float | None:
+        if bare is None or not bare.ms(q):
+            return None
+        return r.ms(q) / bare.ms(q)
+
+    return figure
+
+
+# Issue 14's goals, one row each; a figure of None (no bare row) is not judged.
+GOALS: tuple[Goal, ...] = (
+    Goal(
+        "CPU ms/each, dashboards included",
+        ("paced", "saturation", "burst"),
+        10.0,
+        "ms",
+        lambda r, _b: r.cpu_ms_per_item_dashboards,
+    ),
+    Goal("p99", ("paced",), 100.0, "ms", lambda r, _b: r.ms(99)),
+    Goal("p99 ×bare", ("paced",), 3.0, "×", _ratio_to_bare(99)),
+    Goal(
+        "dashboard p99",
+        ("paced", "saturation", "burst"),
+        250.0,
+        "ms",
+        lambda r, _b: r.dashboard_ms(99),
+    ),
+    Goal("p99", ("burst",), 2000.0, "ms", lambda r, _b: r.ms(99)),
+    Goal("lost", ("burst",), 0, "", lambda r, _b: r.lost + r.dashboard_lost),
+    Goal("idle after", ("burst",), 5.0, "s", lambda r, _b: r.idle_after),
+    Goal("p95 ×bare", ("time_out",), 2.0, "×", _ratio_to_bare(95)),
+    Goal("elapsed", ("reconnect",), 10.0, "s", lambda r, _b: r.elapsed),
+)
+
+
+def _shown(value: float, unit: str) -> str:
+    if not unit:
+        return f"{value:g}"
+    if unit == "ms" and value >= 1000:
+        return f"{value / 1000:.1f} s"
+    return f"{value:.1f} {unit}".rstrip() if unit != "×" else f"{value:.1f}×"
+
+
+def verdict(r: Result, bare: Result | None = None) -> str:
+    """One line: "meets", "misses: dashboard p99 14.2 s > 250 ms; ...", or "" (no goal).
+
+    Bare rows are the yardstick and get no verdict."""
+    if r.app == "bare":
+        return ""
+    goals = [g for g in GOALS if r.scenario in g.scenarios]
+    missed = []
+    for g in goals:
+        value = g.figure(r, bare)
+        if value is not None and value > g.limit:
+            missed.append(f"{g.label} {_shown(value, g.unit)} > {_shown(g.limit, g.unit)}")
+    if not goals:
+        return ""
+    return "misses: " + "; ".join(missed) if missed else "meets"
+
 
 COLUMNS = (
     "scenario",
@@ -64,7 +153,14 @@ COLUMNS = (
     "doubled",
     "closed",
     "CPU ms/each",
+    "CPU ms/each dash",
+    "idle after s",
+    "dash p50 ms",
+    "dash p95 ms",
+    "dash p99 ms",
+    "dash lost",
     "p99 ×bare",
+    "verdict",
     "note",
 )
 
@@ -93,7 +189,15 @@ def rows(results: list[Result]) -> list[list[str]]:
                 str(r.doubled),
                 str(r.server_closed),
                 f"{r.cpu_ms_per_item:.1f}",
+                f"{r.cpu_ms_per_item_dashboards:.1f}" if r.cpu_seconds_dashboards else "",
+                f"{r.idle_after:.1f}" if r.cpu_seconds_dashboards else "",
+                *(
+                    [f"{r.dashboard_ms(q):.0f}" for q in (50, 95, 99)] + [str(r.dashboard_lost)]
+                    if r.dashboard_latencies or r.dashboard_lost
+                    else ["", "", "", ""]
+                ),
                 ratio,
+                verdict(r, base),
                 r.note,
             ]
         )

@@ -11,7 +11,7 @@ import sys
 import pytest
 from django.conf import settings
 
-pytestmark = [pytest.mark.slow, pytest.mark.workers]
+from bench.report import Result, rows, table, verdict
 
 SCENARIOS = ("connect", "paced", "saturation", "burst", "time_out", "reconnect")
 
@@ -25,6 +25,8 @@ def _table(text: str) -> list[dict[str, str]]:
     ]
 
 
+@pytest.mark.slow
+@pytest.mark.workers
 def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed(tmp_path):
     out = tmp_path / "bench.md"
     done = subprocess.run(
@@ -68,3 +70,62 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
         ), notes
     assert "0 challenges with a doubled loss" in done.stdout
     assert out.read_text().strip() == done.stdout.strip()
+
+
+def _result(scenario: str, app: str = "narrator", **figures) -> Result:
+    r = Result(scenario=scenario, config="1 worker", app=app, elapsed=1.0)
+    r.latencies = figures.pop("latencies", [0.010] * 100)
+    for name, value in figures.items():
+        setattr(r, name, value)
+    return r
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (_result("paced", dashboard_latencies=[0.1] * 100), "meets"),
+        (
+            _result("paced", dashboard_latencies=[14.2] * 100),
+            "misses: dashboard p99 14.2 s > 250.0 ms",
+        ),
+        (
+            _result("paced", dashboard_latencies=[0.1] * 100, cpu_seconds_dashboards=5.0),
+            "misses: CPU ms/each, dashboards included 50.0 ms > 10.0 ms",
+        ),
+        (
+            _result("paced", latencies=[0.5] * 100),
+            "misses: p99 500.0 ms > 100.0 ms; p99 ×bare 50.0× > 3.0×",
+        ),
+        (_result("burst", idle_after=45.0), "misses: idle after 45.0 s > 5.0 s"),
+        (_result("burst", dashboard_lost=3), "misses: lost 3 > 0"),
+        (_result("reconnect", elapsed=12.0), "misses: elapsed 12.0 s > 10.0 s"),
+        (_result("connect"), ""),
+        (_result("paced", app="bare", latencies=[9.0]), ""),
+    ],
+)
+def test_each_row_gets_a_one_line_verdict_against_the_issue_14_goals(result, expected):
+    assert verdict(result, _result("paced", app="bare")) == expected
+
+
+def test_the_table_prints_the_dashboard_columns_and_the_verdict_beside_the_old_ones():
+    narrator = _result(
+        "paced",
+        dashboard_latencies=[0.2, 0.3],
+        dashboard_lost=1,
+        cpu_seconds=5.1,
+        cpu_seconds_dashboards=9.0,
+        idle_after=45.0,
+    )
+    printed = dict(
+        zip(table([narrator]).splitlines()[0].split("|")[1:-1], rows([narrator])[0], strict=True)
+    )
+    printed = {k.strip(): v for k, v in printed.items()}
+    assert printed["CPU ms/each"] == "51.0"
+    assert printed["CPU ms/each dash"] == "90.0"
+    assert printed["idle after s"] == "45.0"
+    assert (printed["dash p50 ms"], printed["dash p99 ms"], printed["dash lost"]) == (
+        "200",
+        "300",
+        "1",
+    )
+    assert printed["verdict"].startswith("misses: CPU ms/each, dashboards included 90.0 ms")
