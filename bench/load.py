@@ -223,6 +223,8 @@ class Target:
         self.phones = phones
         self.dashboards = dashboards
         self.rng = random.Random(7)
+        # Issue 14: per thrown challenge, (time of the last throw, one future a dashboard).
+        self.dashboard_seen: list[tuple[float, list[asyncio.Future]]] = []
 
     @property
     def pairs(self) -> int:
@@ -291,6 +293,8 @@ class Narrator(Target):
         challenger, defender = self.pair(p)
         marker = f'id="card-{handle}" class="card stage-resolved'
         results = [challenger.wait(marker), defender.wait(marker)]
+        row = f'id="challenge-{handle}" class="row stage-resolved'
+        on_dashboards = [dashboard.wait(row) for dashboard in self.dashboards]
         # No ties: a tie would need Trait counts declared (another round trip).
         first = self.rng.choice(THROWS)
         second = BEATS[first] if self.rng.random() < 0.5 else BEATS[BEATS[first]]
@@ -299,6 +303,7 @@ class Narrator(Target):
             challenger.send_action(action="challenge.throw", challenge=handle, throw=first),
             defender.send_action(action="challenge.throw", challenge=handle, throw=second),
         ]
+        self.dashboard_seen.append((start, on_dashboards))
         seen = await gather_within(*results)
         replies = await gather_within(*acks)
         if any(r["type"] != "ack" for r in replies):
@@ -332,6 +337,24 @@ class Bare(Target):
         seen = await gather_within(*results)
         await gather_within(*acks)
         return max(t for t, _ in seen) - start
+
+
+async def collect_dashboards(target: Target, result: Result) -> None:
+    """Wait (up to :data:`WAIT` seconds) until every dashboard shows every result
+    thrown so far; each arrival goes to ``result.dashboard_latencies`` (seconds
+    from the last throw), each result a dashboard never showed to
+    ``result.dashboard_lost``."""
+    seen, target.dashboard_seen = target.dashboard_seen, []
+    futures = [f for _, fs in seen for f in fs]
+    if futures:
+        await asyncio.wait(futures, timeout=WAIT)
+    for start, fs in seen:
+        for future in fs:
+            if future.done() and not future.cancelled():
+                result.dashboard_latencies.append(future.result()[0] - start)
+            else:
+                future.cancel()
+                result.dashboard_lost += 1
 
 
 # Connecting ------------------------------------------------------------------

@@ -29,6 +29,7 @@ from bench.servers import (
 
 BARE_PORT_OFFSET = 10
 IDLE_CPU = 0.03  # CPU seconds per second: a worker below this in every process is idle
+DASHBOARD_TIMED = ("paced", "saturation", "burst")  # rows whose results dashboards show
 IDLE_SAMPLE = 0.5  # seconds between two CPU readings of the idle wait
 
 
@@ -298,6 +299,14 @@ async def _scenario(
         options.log(f"   {scenario} on {target.name}: {result.note}")
     result.cpu_seconds = workers.stat().cpu - mark["cpu"]
     wall = time.perf_counter() - mark["wall"]
+    if scenario in DASHBOARD_TIMED:
+        # Issue 14: the worker's CPU until every dashboard has every result too,
+        # and how long it stays busy after the last phone result.
+        phones_done = time.perf_counter()
+        await load.collect_dashboards(target, result)
+        result.cpu_seconds_dashboards = workers.stat().cpu - mark["cpu"]
+        await settle()
+        result.idle_after = max(0.0, time.perf_counter() - phones_done - IDLE_SAMPLE)
     client = (_client_cpu() - mark["client"]) / wall * 100 if wall else 0
     doubled_after, closed_after = target.counters()
     result.doubled = doubled_after - doubled

@@ -62,6 +62,12 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
         # Every row but the first waited for idle workers and says how long.
         if row is not rows[0]:
             assert re.match(r"waited \d+ s for idle", row["note"]), row
+    for row in rows:
+        if row["app"] == "narrator" and row["scenario"] in ("paced", "saturation", "burst"):
+            # Issue 14: every result reached every dashboard, timed, with a verdict.
+            assert row["dash lost"] == "0" and float(row["dash p99 ms"]) > 0, row
+            assert float(row["CPU ms/each dash"]) >= float(row["CPU ms/each"]), row
+            assert re.match(r"(meets|misses: )", row["verdict"]), row
     notes = {(r["scenario"], r["app"]): r["note"] for r in rows}
     for app in ("narrator", "bare"):
         assert re.search(r"\b\d+ of 20 results after 2 s", notes["burst", app]), notes
