@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from django.db import connection, transaction
@@ -662,11 +661,9 @@ def track_heal(
 
     def change(track: rules.HealthTrack) -> tuple[rules.HealthTrack, dict]:
         healed = []
-        for _ in range(min(points_, track.marked)):
-            rightmost = track.boxes[track.marked - 1]
-            assert rightmost is not None
-            healed.append(rightmost.value)
-            track = replace(track, **{rightmost.value: track.count(rightmost) - 1})
+        while len(healed) < points_ and (wound := track.rightmost_wound) is not None:
+            healed.append(wound.value)
+            track = track.without_rightmost()
         return track, {"points": len(healed), "healed": healed, "reason": why}
 
     return _track_ruling(

@@ -142,6 +142,19 @@ class HealthTrack:
             else HealthStatus.BLEEDING_OUT
         )
 
+    @property
+    def rightmost_wound(self) -> DamageType | None:
+        """The type of the rightmost marked box, the one that heals first
+        (seeds/003 "Healing": "recovered from right to left"); None unhurt."""
+        return self.boxes[self.marked - 1] if self.marked else None
+
+    def without_rightmost(self) -> HealthTrack:
+        """The track with its rightmost wound healed (itself when unhurt)."""
+        wound = self.rightmost_wound
+        if wound is None:
+            return self
+        return replace(self, **{wound.value: self.count(wound) - 1})
+
     def count(self, kind: DamageType) -> int:
         """Boxes holding a wound of ``kind``."""
         return {
@@ -259,13 +272,11 @@ def heal(track: HealthTrack, elapsed_seconds: float) -> Healed:
         raise RulesError("Elapsed time cannot be negative.")
     used = 0.0
     healed: list[DamageType] = []
-    while track.marked:
-        rightmost = track.boxes[track.marked - 1]
-        assert rightmost is not None
+    while (rightmost := track.rightmost_wound) is not None:
         cost = HEAL_SECONDS[rightmost]
         if used + cost > elapsed_seconds:
             return Healed(track, tuple(healed), used, used + cost)
         used += cost
         healed.append(rightmost)
-        track = replace(track, **{rightmost.value: track.count(rightmost) - 1})
+        track = track.without_rightmost()
     return Healed(track, tuple(healed), used, None)
