@@ -101,7 +101,10 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{DATA_DIR / 'narrator.sqlite3'}",
-        conn_max_age=envint("DB_CONN_MAX_AGE", "0"),
+        # Keep the connection between trips to the database thread: with 0 every
+        # trip of a consumer (several per move) opened it anew, ~0.65 ms more on
+        # SQLite each (issue 14; docs/performance.md "Issue 14").
+        conn_max_age=envint("DB_CONN_MAX_AGE", "60"),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
