@@ -143,11 +143,12 @@ SERVERS = ("daphne", "uvicorn", "granian")
 # A storm of 1,500 reconnects overflows a default listen backlog (Twisted's 50,
 # Uvicorn's 2048 is enough, Granian's 1024 is not); every server gets Daphne's.
 BACKLOG = 4096
-# Websocket limits as docker-compose runs the workers: frames up to 64 KiB (the
-# consumers refuse more than WS_MAX_MESSAGE_BYTES anyway), a keepalive ping after
-# 20 s idle that closes the socket without a pong in 30 s (Daphne's defaults;
-# Narrator's own heartbeat runs every 10 s, so these pings are rarely sent),
-# no compression (Daphne offers none; Uvicorn would deflate every frame).
+# Websocket limits: a client's message up to 64 KiB (the consumers refuse more
+# than WS_MAX_MESSAGE_BYTES anyway), a keepalive ping after 20 s idle that closes
+# the socket without a pong in 30 s (Daphne's defaults; Narrator's own heartbeat
+# runs every 10 s), no compression (Daphne offers none; Uvicorn would deflate
+# every frame). Daphne keeps its 1 MiB default: Autobahn applies the limit to
+# the messages it sends too, and a dashboard of 400 characters is over 64 KiB.
 WS_MAX_MESSAGE = 65536
 WS_PING_INTERVAL, WS_PING_TIMEOUT = 20, 30
 
@@ -163,7 +164,6 @@ def server_command(server: str, app: str, port: int) -> list[str]:
         endpoint = f"tcp:port={port}:interface=127.0.0.1:backlog={BACKLOG}"
         return [
             *("-m", "daphne", "-e", endpoint, "-v", "0"),
-            *("--websocket-max-message-size", str(WS_MAX_MESSAGE)),
             *("--ping-interval", str(WS_PING_INTERVAL), "--ping-timeout", str(WS_PING_TIMEOUT)),
             app,
         ]

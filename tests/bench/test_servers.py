@@ -26,8 +26,7 @@ def _value(command: list[str], flag: str) -> str:
             "daphne",
             [
                 *("-m", "daphne", "-e", "tcp:port=8750:interface=127.0.0.1:backlog=4096"),
-                *("-v", "0", "--websocket-max-message-size", "65536"),
-                *("--ping-interval", "20", "--ping-timeout", "30", APP),
+                *("-v", "0", "--ping-interval", "20", "--ping-timeout", "30", APP),
             ],
         ),
         (
