@@ -6,4 +6,5 @@ RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
 RUN SECRET_KEY=build python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["sh", "-c", "python manage.py migrate --noinput && daphne -b 0.0.0.0 -p 8000 --websocket-max-message-size 65536 narrator.asgi:application"]
+# deploy/serve: Uvicorn, or Daphne with ASGI_SERVER=daphne.
+CMD ["sh", "-c", "python manage.py migrate --noinput && exec deploy/serve"]

@@ -62,6 +62,7 @@ class Options:
     postgres_url: str = "postgres://postgres@127.0.0.1:5432/postgres"
     redis_port: int = 6393
     port_base: int = 8500
+    server: str = "daphne"  # ASGI server of every worker: bench.servers.SERVERS
     bare: bool = True
     connect_concurrency: int = 100
     wait: float = load.WAIT  # seconds before an expected frame counts as lost
@@ -108,7 +109,7 @@ def run(options: Options) -> list[Result]:
         if any(c.layer == "redis" for c in configs):
             redis = Redis(options.redis_port, workdir)
         for config in configs:
-            options.log(f"== {config.label}")
+            options.log(f"== {config.label} under {options.server}")
             try:
                 asyncio.run(run_config(config, options, workdir, redis, results))
             except Exception as error:  # noqa: BLE001 - reported; the other configurations run
@@ -137,12 +138,16 @@ async def run_config(
         run_fixtures(env, "prepare", str(options.phones), str(options.dashboards), str(data_file))
         data = json.loads(data_file.read_text())
         ports = [options.port_base + i for i in range(config.workers)]
-        real = Workers("narrator.asgi:application", ports, env, workdir, profile=options.profile)
+        real = Workers(
+            "narrator.asgi:application", ports, env, workdir, options.profile, options.server
+        )
         real.start()
         targets = [(_narrator(data, ports), real)]
         if options.bare:
             bare_ports = [p + BARE_PORT_OFFSET for p in ports]
-            bare = Workers("bench.bare:application", bare_ports, env, workdir)
+            bare = Workers(
+                "bench.bare:application", bare_ports, env, workdir, server=options.server
+            )
             bare.start()
             targets.append((_bare(options, bare_ports), bare))
         everyone = [w for _, w in targets]

@@ -1,5 +1,6 @@
 """Everything the bench starts and stops: a throwaway database, a private Redis,
-Daphne workers on loopback, and their CPU time and memory from ``/proc``.
+workers on loopback (Daphne, Uvicorn or Granian), and their CPU time and
+memory from ``/proc``.
 
 Nothing here touches the user's database or the shared Redis: SQLite lives in
 a temporary directory, PostgreSQL databases are named ``narrator_bench_*`` and
@@ -8,6 +9,7 @@ dropped afterwards, Redis is our own ``redis-server`` without persistence.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -137,26 +139,103 @@ class Redis:
         self.proc.wait(10)
 
 
+SERVERS = ("daphne", "uvicorn", "granian")
+# A storm of 1,500 reconnects overflows a default listen backlog (Twisted's 50,
+# Uvicorn's 2048 is enough, Granian's 1024 is not); every server gets Daphne's.
+BACKLOG = 4096
+# Websocket limits: a client's message up to 64 KiB (the consumers refuse more
+# than WS_MAX_MESSAGE_BYTES anyway), a keepalive ping after 20 s idle that closes
+# the socket without a pong in 30 s (Daphne's defaults; Narrator's own heartbeat
+# runs every 10 s), no compression (Daphne offers none; Uvicorn would deflate
+# every frame). Daphne keeps its 1 MiB default: Autobahn applies the limit to
+# the messages it sends too, and a dashboard of 400 characters is over 64 KiB.
+WS_MAX_MESSAGE = 65536
+WS_PING_INTERVAL, WS_PING_TIMEOUT = 20, 30
+
+
+def server_command(server: str, app: str, port: int) -> list[str]:
+    """The command line of one worker: ``server`` serving ``app`` on 127.0.0.1:``port``.
+
+    Granian has no websocket message limit, no server pings and no compression:
+    the consumers' own limit and heartbeat stand in for the first two. Its
+    ``asginl`` interface sends no lifespan scope, which Channels' router refuses.
+    """
+    if server == "daphne":
+        endpoint = f"tcp:port={port}:interface=127.0.0.1:backlog={BACKLOG}"
+        return [
+            *("-m", "daphne", "-e", endpoint, "-v", "0"),
+            *("--ping-interval", str(WS_PING_INTERVAL), "--ping-timeout", str(WS_PING_TIMEOUT)),
+            app,
+        ]
+    if server == "uvicorn":
+        return [
+            *("-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port)),
+            *("--backlog", str(BACKLOG), "--lifespan", "off"),
+            *("--loop", "uvloop", "--http", "httptools", "--ws", "websockets-sansio"),
+            *("--ws-max-size", str(WS_MAX_MESSAGE), "--ws-per-message-deflate", "false"),
+            *("--ws-ping-interval", str(WS_PING_INTERVAL)),
+            *("--ws-ping-timeout", str(WS_PING_TIMEOUT)),
+            *("--log-level", "warning", "--no-access-log"),
+            app,
+        ]
+    if server == "granian":
+        return [
+            *("-m", "granian", "--interface", "asginl", "--host", "127.0.0.1"),
+            *("--port", str(port), "--backlog", str(BACKLOG), "--workers", "1"),
+            *("--log-level", "warning", "--no-access-log"),
+            app,
+        ]
+    raise ValueError(f"unknown server {server!r}: one of {', '.join(SERVERS)}")
+
+
+def children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (Granian serves from a child of its supervisor)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # the process ended while we looked
+            parents.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def tree_stat(pid: int) -> ProcStat:
+    """:func:`proc_stat` summed over ``pid`` and its descendants."""
+    stats = [proc_stat(pid)]
+    for child in children(pid):
+        with contextlib.suppress(OSError):  # it ended while we looked
+            stats.append(proc_stat(child))
+    return ProcStat(cpu=sum(s.cpu for s in stats), rss_kb=sum(s.rss_kb for s in stats))
+
+
 @dataclass
 class Workers:
-    """``count`` Daphne processes serving ``app`` on consecutive loopback ports."""
+    """``count`` worker processes serving ``app`` on consecutive loopback ports,
+    each under ``server`` (one of :data:`SERVERS`)."""
 
     app: str
     ports: list[int]
     env: dict[str, str]
     logdir: Path
     profile: Path | None = None  # run under cProfile; stop() writes PROFILE/<app>-PORT.pstats
+    server: str = "daphne"
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def start(self) -> None:
         for port in self.ports:
-            # A storm of reconnects overflows Twisted's default listen backlog (50).
-            endpoint = f"tcp:port={port}:interface=127.0.0.1:backlog=4096"
-            command = [sys.executable, "-m", "daphne", "-e", endpoint, "-v", "0", self.app]
+            command = [sys.executable, *server_command(self.server, self.app, port)]
             if self.profile:
                 out = self.profile / f"{self.app.split('.')[0]}-{port}.pstats"
-                command[1:3] = ["-m", "cProfile", "-o", str(out), "-m", "daphne"]
-            with open(self.logdir / f"daphne-{port}.log", "w") as log:
+                command[1:2] = ["-m", "cProfile", "-o", str(out), "-m"]
+            with open(self._log(port), "w") as log:
                 self.procs.append(
                     subprocess.Popen(
                         command,
@@ -169,21 +248,25 @@ class Workers:
         for port, proc in zip(self.ports, self.procs, strict=True):
             wait_for_port(port, proc=proc)
 
+    def _log(self, port: int) -> Path:
+        return self.logdir / f"{self.server}-{port}.log"
+
     def stat(self) -> ProcStat:
-        """CPU seconds and resident kB summed over the workers."""
-        stats = [proc_stat(p.pid) for p in self.procs]
+        """CPU seconds and resident kB summed over the workers (and their children)."""
+        stats = [tree_stat(p.pid) for p in self.procs]
         return ProcStat(cpu=sum(s.cpu for s in stats), rss_kb=sum(s.rss_kb for s in stats))
 
     def cpu_each(self) -> list[float]:
-        """CPU seconds of each worker process, in port order."""
-        return [proc_stat(p.pid).cpu for p in self.procs]
+        """CPU seconds of each worker (with its children), in port order."""
+        return [tree_stat(p.pid).cpu for p in self.procs]
 
     def alive(self) -> bool:
         return all(p.poll() is None for p in self.procs)
 
     def stop(self) -> None:
+        leftovers = [c for p in self.procs for c in children(p.pid)]
         for proc in self.procs:
-            # SIGINT lets Daphne stop cleanly (and cProfile write its file).
+            # SIGINT lets the server stop cleanly (and cProfile write its file).
             proc.send_signal(signal.SIGINT if self.profile else signal.SIGTERM)
         for proc in self.procs:
             try:
@@ -191,11 +274,14 @@ class Workers:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        for pid in leftovers:  # a Granian worker its supervisor did not take down
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     def log_tail(self, lines: int = 20) -> str:
         out = []
         for port in self.ports:
-            text = (self.logdir / f"daphne-{port}.log").read_text(errors="replace")
+            text = self._log(port).read_text(errors="replace")
             out += [f"[{port}] {line}" for line in text.splitlines()[-lines:]]
         return "\n".join(out)
 

@@ -1,9 +1,11 @@
-"""A smoke run of ``manage.py bench --quick``: it starts its own Daphne workers
-on loopback (ports 8580-8591) and a throwaway SQLite database, so it runs as a
-subprocess, outside pytest's test database."""
+"""A smoke run of ``manage.py bench --quick``: it starts its own workers (Daphne,
+then Uvicorn) on loopback (ports 8580-8591, or from ``BENCH_TEST_PORT_BASE``)
+and a throwaway SQLite database, so it runs as a subprocess, outside pytest's
+test database."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from django.conf import settings
 
 from bench.report import Result, rows, table, verdict
 
+PORT_BASE = os.getenv("BENCH_TEST_PORT_BASE", "8580")
 SCENARIOS = ("connect", "paced", "saturation", "burst", "time_out", "reconnect")
 
 
@@ -27,7 +30,8 @@ def _table(text: str) -> list[dict[str, str]]:
 
 @pytest.mark.slow
 @pytest.mark.workers
-def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed(tmp_path):
+@pytest.mark.parametrize("server", ["daphne", "uvicorn"])
+def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed(server, tmp_path):
     out = tmp_path / "bench.md"
     done = subprocess.run(
         [
@@ -35,8 +39,10 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
             "manage.py",
             "bench",
             "--quick",
+            "--server",
+            server,
             "--port-base",
-            "8580",
+            PORT_BASE,
             # A row that never finds idle workers, or a frame that never comes,
             # fails an assertion below instead of the subprocess timeout.
             "--idle-cap",

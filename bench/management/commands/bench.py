@@ -3,8 +3,8 @@ loopback and print a table of round trips, losses and server cost.
 
 It never opens your database: it creates its own (a SQLite file in a temporary
 directory, or a ``narrator_bench_*`` PostgreSQL database that it drops), its
-own Redis (``redis-server`` on ``--redis-port``) and Daphne workers on
-``--port-base`` and the ports after it. See docs/performance.md.
+own Redis (``redis-server`` on ``--redis-port``) and workers (Daphne, or
+``--server uvicorn|granian``) on ``--port-base`` and the ports after it. See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from bench import SCENARIOS
+from bench.servers import SERVERS
 
 
 def _csv(kind):
@@ -68,6 +69,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--redis-port", type=int, default=6393)
         parser.add_argument("--port-base", type=int, default=8500)
+        parser.add_argument(
+            "--server", default="daphne", choices=SERVERS, help="ASGI server of every worker"
+        )
         parser.add_argument("--no-bare", action="store_true", help="skip the bare baseline")
         parser.add_argument(
             "--quick",
@@ -98,6 +102,7 @@ class Command(BaseCommand):
             postgres_url=opts["postgres_url"],
             redis_port=opts["redis_port"],
             port_base=opts["port_base"],
+            server=opts["server"],
             wait=opts["wait"],
             idle_cap=opts["idle_cap"],
             bare=not opts["no_bare"],
@@ -118,6 +123,8 @@ class Command(BaseCommand):
             raise CommandError(f"Unknown layers: {', '.join(sorted(unknown))}.")
         if unknown := set(options.workers) - {1, 2}:
             raise CommandError("--workers takes 1, 2 or 1,2.")
+        if options.profile and options.server == "granian":
+            raise CommandError("--profile needs --server daphne or uvicorn (Granian forks).")
         try:
             options.configs()
         except ValueError as error:
