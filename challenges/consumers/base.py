@@ -135,9 +135,22 @@ class BaseConsumer(AsyncWebsocketConsumer):
     actions: dict[str, str] = {}  # action name -> method name
     bucket: TokenBucket | None = None  # this connection's rate limit, made on first frame
     flooded = False
-    #: What this socket's screen shows, as ``challenges.heartbeat`` parts.
-    stamp_parts: heartbeat.Parts = {}
+    _stamp_parts: heartbeat.Parts = {}
+    #: ``heartbeat.now()`` when ``stamp_parts`` was last set (never: +inf).
+    stamped_at = float("inf")
     _join_failing = False
+
+    @property
+    def stamp_parts(self) -> heartbeat.Parts:
+        """What this socket's screen shows, as ``challenges.heartbeat`` parts;
+        setting them records when (``stamped_at``), so that a ping is answered
+        from a snapshot only if it was read after."""
+        return self._stamp_parts
+
+    @stamp_parts.setter
+    def stamp_parts(self, parts: heartbeat.Parts) -> None:
+        self._stamp_parts = parts
+        self.stamped_at = heartbeat.now()
 
     async def dispatch(self, message: dict) -> None:
         """Channels' dispatch without its ``aclose_old_connections()``: that call
@@ -241,11 +254,17 @@ class BaseConsumer(AsyncWebsocketConsumer):
     async def answer_heartbeat(self, message: dict) -> None:
         """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:
         the last one sent) is current, else with the full view; answer ``sync``
-        with the full view. Both re-join the groups first. One query when current."""
+        with the full view. Both re-join the groups first. A ping echoing the
+        stamp this socket last sent is answered from this worker's snapshot
+        when it agrees (``current_in_snapshot``: no query); otherwise, or if
+        it does not, one query decides."""
         await self.rejoin()
         await self.tick_clocks()
         if message.get("action") == "ping":
             echoed = message.get("v", self.stamp)
+            if echoed == self.stamp and await self.current_in_snapshot():
+                await self.send_json({"type": "pong"})
+                return
             if echoed == heartbeat.digest(await self.current_parts()):
                 await self.send_json({"type": "pong"})
                 return
@@ -253,6 +272,12 @@ class BaseConsumer(AsyncWebsocketConsumer):
 
     async def current_parts(self) -> heartbeat.Parts:
         raise NotImplementedError
+
+    async def current_in_snapshot(self) -> bool:
+        """True if a ``heartbeat`` snapshot read after ``stamp_parts`` were
+        set holds them exactly (then the screen is current within
+        ``heartbeat.SNAPSHOT_SECONDS``); False: check exactly. Here: never."""
+        return False
 
     async def tick_clocks(self) -> None:
         """s11 clocks: apply the health clocks due in this socket's session
