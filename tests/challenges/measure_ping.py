@@ -2,7 +2,8 @@
 phones and a dashboard through the real router, a few challenges played, then
 every phone pings ``ROUNDS`` times with its current stamp. Prints ms of this
 process's CPU (every thread: the event loop and the database thread) per ping.
-Run: ``.venv/bin/python -m pytest tests/challenges/measure_ping.py -q -s -p no:cacheprovider``.
+Run: ``.venv/bin/python -m pytest tests/challenges/measure_ping.py -q -s -p no:cacheprovider``
+(``MEASURE_REDIS=1 REDIS_URL=redis://127.0.0.1:6379/15``: on channels-redis).
 Not part of the suite (no ``test_`` prefix)."""
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from tests.factories import crowded_session, paired_chronicle
 from tests.faults.phones import Phone
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+if os.getenv("MEASURE_REDIS"):  # channels-redis at REDIS_URL (tests/conftest.py)
+    pytestmark.append(pytest.mark.redis)
 
 PAIRS = 20
 ROUNDS = int(os.getenv("ROUNDS", "40"))
