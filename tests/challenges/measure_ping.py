@@ -18,6 +18,7 @@ from channels.db import database_sync_to_async
 from challenges import heartbeat
 from challenges.consumers.base import BaseConsumer
 from challenges.models import Challenge
+from challenges.services import clocks
 from tests.factories import crowded_session, paired_chronicle
 from tests.faults.phones import Phone
 
@@ -89,8 +90,9 @@ def _queries(game) -> None:
     """CPU and wall time of one snapshot query against one phone's exact query."""
     session, (agnes, _) = game["session"], game["pairs"][0]
     for name, call in (
-        ("snapshot (session_play_parts)", lambda: heartbeat.session_play_parts(session.pk)),
+        ("snapshot (heartbeat._play_rows)", lambda: heartbeat._play_rows(session.pk)[1]),
         ("exact (play_parts)", lambda: heartbeat.play_parts(agnes.pk, session.pk)),
+        ("clocks_tick", lambda: [clocks.clocks_tick(session.pk)]),
     ):
         call()
         cpu, wall = time.process_time(), time.perf_counter()

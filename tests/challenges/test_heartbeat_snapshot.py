@@ -27,7 +27,7 @@ from challenges import heartbeat, services
 from challenges.consumers.play import PlayConsumer
 from challenges.models import Challenge, MobScene, TraitLoss
 from challenges.realtime import collecting
-from characters.models import Character, GameSession, Presence, Trait
+from characters.models import Chronicle, GameSession, Presence, Trait
 from tests.challenges.test_phone_frames import _phones
 from tests.factories import make_character, narrated_chronicle
 from tests.faults.phones import current_play_stamp
@@ -139,19 +139,18 @@ def _build(people, challenges, losses, mobs, time_out, ended, other_open):
 def test_one_query_for_the_session_gives_every_phone_its_exact_parts(evening):
     with transaction.atomic():
         session, characters = _build(*evening)
-        snapshot = heartbeat.session_play_parts(session.pk)
-        assert set(snapshot) == set(
-            Character.objects.filter(chronicle=session.chronicle_id).values_list("pk", flat=True)
-        )
-        for character in characters:
-            exact = heartbeat.play_parts(character.pk, session.pk, character.chronicle_id)
-            assert snapshot[character.pk] == exact, character.name
+        nobody, snapshot = heartbeat.session_play_parts(session.pk)
+        elsewhere = Chronicle.objects.create(name=f"Other {uuid.uuid4().hex[:6]}")
+        stranger = make_character(elsewhere, "Stranger", present=False)
+        for character in [*characters, stranger]:
+            exact = heartbeat.play_parts(character.pk, session.pk, session.chronicle_id)
+            assert snapshot.get(character.pk, nobody) == exact, character.name
         transaction.set_rollback(True)
 
 
 @pytest.mark.django_db
 def test_a_session_that_does_not_exist_has_an_empty_snapshot():
-    assert heartbeat.session_play_parts(10**6) == {}
+    assert heartbeat.session_play_parts(10**6) == (None, {})
 
 
 # --- through the real router ---------------------------------------------------------
@@ -248,6 +247,11 @@ def _consumer(parts, stamped_at, **extra) -> PlayConsumer:
     return consumer
 
 
+def _row_of(parts: heartbeat.Parts) -> tuple[int, ...]:
+    """The values of a snapshot row (after the character id) holding ``parts``."""
+    return (*parts["session"], *parts["screen"], *parts["seat"], *parts["mob"])
+
+
 def _changed(part: str, index: int) -> heartbeat.Parts:
     values = list(_MINE[part])
     values[index] += 1
@@ -271,7 +275,7 @@ _CASES = [
     ("another session opened", _changed("seat", 0), {}, 0.5, False),
     ("a mob scene", _changed("mob", 0), {}, 0.5, False),
     ("a mob scene moved", _changed("mob", 1), {}, 0.5, False),
-    ("she is not in it", None, {}, 0.5, False),
+    ("she has no row: another's parts", None, {}, 0.5, False),
     ("her stamp has combat (bns)", _MINE, {"combat_rounds": True}, 0.5, False),
     ("her stamp has rolls (storytelling)", _MINE, {"dice_pools": True}, 0.5, False),
     ("no session", _MINE, {"session": None}, 0.5, False),
@@ -290,7 +294,7 @@ async def test_a_snapshot_answers_pong_only_for_exactly_her_parts_read_after_her
     moment = 1000.0  # now; her stamp was set half a second ago
     monkeypatch.setattr(heartbeat, "now", lambda: moment)
     consumer = _consumer(_MINE, moment - 0.5, **extra)
-    heartbeat.phones.latest[3] = heartbeat.Snapshot(
-        consumer.stamped_at + read_after, {} if snapshot_parts is None else {7: snapshot_parts}
-    )
+    nobody = (None, *_row_of(_changed("screen", 0)))  # another phone's
+    rows = {} if snapshot_parts is None else {7: (7, *_row_of(snapshot_parts))}
+    heartbeat.phones.latest[3] = heartbeat.Snapshot(consumer.stamped_at + read_after, nobody, rows)
     assert await consumer.current_in_snapshot() is answered
