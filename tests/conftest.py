@@ -8,8 +8,8 @@
 - Plain static storage (no collectstatic needed) and fast password hashing.
 - Every test runs on the in-memory channel layer, except tests marked
   ``redis``, which run on channels-redis at ``REDIS_URL`` (skipped when unset).
-- The per-process caches of challenge rows and renderings start empty (test
-  databases reuse ids).
+- The per-process caches of challenge rows, renderings and heartbeat
+  snapshots start empty (test databases reuse ids).
 - The rules tests need no Django at all; they also run with ``-p no:django``.
 """
 
@@ -30,10 +30,11 @@ def _test_settings(request):
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    from challenges import rows, views
+    from challenges import heartbeat, rows, views
 
     rows.committed_rows.items.clear()
     views.shared_renders.items.clear()
+    heartbeat.phones.clear()
     if request.node.get_closest_marker("redis"):
         from narrator.settings import redis_layer_host
 
@@ -51,6 +52,29 @@ def _test_settings(request):
         }
     else:
         settings.CHANNEL_LAYERS = {"default": {"BACKEND": "narrator.layers.InMemoryChannelLayer"}}
+
+
+@pytest.fixture
+def heartbeat_clock(monkeypatch):
+    """``challenges.heartbeat.now`` on a test clock: one millisecond later on
+    each reading (so stamps and snapshots keep their order whatever the
+    machine's speed), and ``advance(seconds)`` later on demand."""
+
+    class Clock:
+        moment = 1000.0
+
+        def now(self) -> float:
+            self.moment += 0.001
+            return self.moment
+
+        def advance(self, seconds: float) -> None:
+            self.moment += seconds
+
+    from challenges import heartbeat
+
+    clock = Clock()
+    monkeypatch.setattr(heartbeat, "now", clock.now)
+    return clock
 
 
 @pytest.fixture(autouse=True)

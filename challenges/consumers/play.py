@@ -168,6 +168,13 @@ class PlayConsumer(RollActions, BaseConsumer):
     async def current_parts(self) -> heartbeat.Parts:
         return await database_sync_to_async(self._parts)()
 
+    async def current_in_snapshot(self) -> bool:
+        # A snapshot holds a seated MET phone's parts, not combat/roll/fight ones.
+        if self.session is None or self.combat_rounds or self.dice_pools:
+            return False
+        parts = await heartbeat.phones.parts(self.session.pk, self.character.pk, self.stamped_at)
+        return parts is not None and parts == self.stamp_parts
+
     @database_sync_to_async
     def _render_view(self) -> str:
         # Stamp before rendering: a move committed in between makes the stamp

@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 PAIRS = 3
 ROUNDS = 6  # challenges per pair
 DROP = 0.05
+HEARTBEAT_SECONDS = 10  # static/narrator/app.js HEARTBEAT_MS
 SEED = int(os.getenv("NARRATOR_FAULT_SEED", "5"))
 
 
@@ -74,7 +75,9 @@ async def _heartbeat_everywhere(phones, narrator, session) -> Counter:
     return repaired
 
 
-async def test_one_heartbeat_repairs_every_broadcast_a_lossy_layer_dropped(table, lossy_layer):
+async def test_one_heartbeat_repairs_every_broadcast_a_lossy_layer_dropped(
+    table, lossy_layer, heartbeat_clock
+):
     game = await database_sync_to_async(table)(PAIRS)
     session = game["session"]
     rng = random.Random(SEED)
@@ -114,7 +117,10 @@ async def test_one_heartbeat_repairs_every_broadcast_a_lossy_layer_dropped(table
             await boris_phone.act(
                 f"{tag}-b", action="challenge.throw", challenge=challenge, throw=throws[1]
             )
-        # About one heartbeat later: every screen pings with its last stamp.
+        # About one heartbeat later (app.js pings every 10 s, so every
+        # heartbeat snapshot of the worker is older than SNAPSHOT_SECONDS):
+        # every screen pings with its last stamp.
+        heartbeat_clock.advance(HEARTBEAT_SECONDS)
         repaired += await _heartbeat_everywhere(phones, narrator, session)
     for phone in [*phones, narrator]:
         assert await phone.heartbeat() == {"type": "pong"}  # all current: no render

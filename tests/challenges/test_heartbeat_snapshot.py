@@ -1,0 +1,300 @@
+"""Issue 14: a current phone's heartbeat answered from the worker's snapshot.
+
+- ``heartbeat.session_play_parts`` (one query for a whole session) gives every
+  character exactly ``heartbeat.play_parts`` (hypothesis, random sessions);
+- a current phone's ping costs no query once the snapshot is read;
+- a broadcast dropped on purpose is repaired by the first ping from
+  ``SNAPSHOT_SECONDS`` after its commit on (the stated bound), and a ping
+  before that is answered ``pong`` at worst (never a wrong view);
+- a snapshot answers ``pong`` only if it holds exactly the socket's parts and
+  was read after they were set (a table of cases).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from channels.db import database_sync_to_async
+from django.db import transaction
+from django.db.backends import utils as db_utils
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from challenges import heartbeat, services
+from challenges.consumers.play import PlayConsumer
+from challenges.models import Challenge, MobScene, TraitLoss
+from challenges.realtime import collecting
+from characters.models import Chronicle, GameSession, Presence, Trait
+from tests.challenges.test_phone_frames import _phones
+from tests.factories import make_character, narrated_chronicle
+from tests.faults.phones import current_play_stamp
+
+
+@pytest.fixture
+def queries(monkeypatch):
+    """Every SQL statement run in this process, on any thread (the database thread too)."""
+    seen: list[str] = []
+    execute, executemany = db_utils.CursorWrapper.execute, db_utils.CursorWrapper.executemany
+
+    def counted(method):
+        def run(self, sql, *args, **kwargs):
+            seen.append(sql)
+            return method(self, sql, *args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(db_utils.CursorWrapper, "execute", counted(execute))
+    monkeypatch.setattr(db_utils.CursorWrapper, "executemany", counted(executemany))
+    return seen
+
+
+# --- one query for the whole session equals one query per phone -----------------
+
+_people = st.lists(
+    st.tuples(
+        st.sampled_from(["none", "present", "break", "absent"]),
+        st.integers(min_value=0, max_value=6),
+    ),
+    min_size=2,
+    max_size=5,
+)
+
+
+@st.composite
+def _evenings(draw):
+    people = draw(_people)
+    n = len(people)
+    who = st.integers(min_value=0, max_value=n - 1)
+    challenges = draw(
+        st.lists(
+            st.tuples(who, st.none() | who, st.integers(min_value=1, max_value=9)), max_size=12
+        )
+    )
+    losses = draw(st.lists(who, max_size=6))
+    # (participants, version, minutes ago: ties in created_at happen)
+    mobs = draw(
+        st.lists(
+            st.tuples(
+                st.sets(who, min_size=1, max_size=3),
+                st.integers(min_value=1, max_value=9),
+                st.integers(min_value=0, max_value=3),
+            ),
+            max_size=6,
+        )
+    )
+    time_out, ended, other_open = draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
+    return people, challenges, losses, mobs, time_out, ended, other_open
+
+
+def _build(people, challenges, losses, mobs, time_out, ended, other_open):
+    table = narrated_chronicle(f"Snap {uuid.uuid4().hex[:6]}")
+    session, chronicle = table["session"], table["chronicle"]
+    characters = []
+    for n, (status, health) in enumerate(people):
+        character = make_character(chronicle, f"P{n}", traits=[("Strong", "physical", 5)])
+        Presence.objects.filter(session=session, character=character).delete()
+        if status != "none":
+            Presence.objects.create(
+                session=session, character=character, status=status, health=health
+            )
+        characters.append(character)
+    now = datetime.now(tz=UTC)
+    Challenge.objects.bulk_create(
+        Challenge(
+            session=session,
+            kind="opposed",
+            challenger=characters[first],
+            defender=None if second is None else characters[second],
+            category="physical",
+            stage="bids",
+            stage_since=now,
+            state={},
+            version=version,
+        )
+        for first, second, version in challenges
+    )
+    for n in losses:
+        trait = Trait.objects.filter(character=characters[n]).first()
+        TraitLoss.objects.create(session=session, character=characters[n], trait=trait)
+    for people_in, version, ago in mobs:
+        mob = MobScene.objects.create(
+            session=session, category="physical", stage="choosing", state={}, version=version
+        )
+        mob.participants.set([characters[n] for n in people_in])
+        MobScene.objects.filter(pk=mob.pk).update(created_at=now - timedelta(minutes=ago))
+    if ended:
+        GameSession.objects.filter(pk=session.pk).update(ended_at=now)
+        if other_open:
+            GameSession.objects.create(chronicle=chronicle, name="Next")
+    GameSession.objects.filter(pk=session.pk).update(time_out=time_out)
+    return session, characters
+
+
+@pytest.mark.django_db
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_evenings())
+def test_one_query_for_the_session_gives_every_phone_its_exact_parts(evening):
+    with transaction.atomic():
+        session, characters = _build(*evening)
+        nobody, snapshot = heartbeat.session_play_parts(session.pk)
+        elsewhere = Chronicle.objects.create(name=f"Other {uuid.uuid4().hex[:6]}")
+        stranger = make_character(elsewhere, "Stranger", present=False)
+        for character in [*characters, stranger]:
+            exact = heartbeat.play_parts(character.pk, session.pk, session.chronicle_id)
+            assert snapshot.get(character.pk, nobody) == exact, character.name
+        transaction.set_rollback(True)
+
+
+@pytest.mark.django_db
+def test_a_session_that_does_not_exist_has_an_empty_snapshot():
+    assert heartbeat.session_play_parts(10**6) == (None, {})
+
+
+# --- through the real router ---------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_current_phones_ping_costs_no_query(game, queries, heartbeat_clock, monkeypatch):
+    monkeypatch.setattr(services.clocks, "tick_wanted", lambda session_id: False)
+    helen, grady = await _phones(game)
+    assert await helen.heartbeat() == {"type": "pong"}  # reads the snapshot: one query
+    assert len(queries) >= 1
+    queries.clear()
+    for phone in (helen, grady, helen):
+        assert await phone.heartbeat() == {"type": "pong"}
+    assert queries == []
+    await helen.close()
+    await grady.close()
+
+
+@database_sync_to_async
+def _open_without_broadcast(game) -> None:
+    """Grady challenges Helen; the broadcasts of that move are dropped on purpose."""
+    with collecting():
+        services.challenge_open(
+            session=game["session"],
+            challenger=game["grady"],
+            defender=game["helen"],
+            category="physical",
+            bids=["Tough"],
+            is_attack=True,
+            user=game["grady_player"],
+            msg_id=uuid.uuid4().hex,
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_dropped_broadcast_is_repaired_by_the_first_ping_after_the_bound(
+    game, heartbeat_clock
+):
+    helen, grady = await _phones(game)
+    assert await helen.heartbeat() == {"type": "pong"}  # a snapshot is read now
+    await _open_without_broadcast(game)
+    await helen.settle(0.2)
+    assert "Tough" not in helen.view  # the broadcast is lost
+    # Within SNAPSHOT_SECONDS of the snapshot, her ping is still answered from
+    # it: pong, her screen unchanged (the repair waits for the bound).
+    heartbeat_clock.advance(heartbeat.SNAPSHOT_SECONDS / 2)
+    assert await helen.heartbeat() == {"type": "pong"}
+    # The first ping from SNAPSHOT_SECONDS after the commit on repairs it.
+    heartbeat_clock.advance(heartbeat.SNAPSHOT_SECONDS)
+    assert await helen.heartbeat() is None  # her whole view
+    assert "Tough" in helen.view
+    assert helen.stamp == await current_play_stamp(game["helen"], game["session"])
+    assert await helen.heartbeat() == {"type": "pong"}
+    await helen.close()
+    await grady.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_ping_echoing_another_stamp_is_checked_exactly(game, queries):
+    helen, grady = await _phones(game)
+    assert await helen.heartbeat() == {"type": "pong"}  # the snapshot is read
+    queries.clear()
+    # A phone showing an older screen than the socket last sent (a frame lost
+    # on the way): never answered from memory.
+    await helen.socket.send_to(text_data=json.dumps({"action": "ping", "v": "0" * 16}))
+    assert helen._take(await helen.socket.receive_from(timeout=10)) is None
+    assert queries  # the exact check and the view
+    await helen.close()
+    await grady.close()
+
+
+# --- the rule, case by case ----------------------------------------------------------
+
+_MINE: heartbeat.Parts = {
+    "session": (0, 0),
+    "screen": (2, 5, 9, 1, 6, 0),
+    "seat": (3,),
+    "mob": (0, 0),
+}
+
+
+def _consumer(parts, stamped_at, **extra) -> PlayConsumer:
+    consumer = PlayConsumer.__new__(PlayConsumer)
+    consumer.session = type("S", (), {"pk": 3})()
+    consumer.character = type("C", (), {"pk": 7})()
+    consumer.stamp_parts = dict(parts)
+    consumer.stamped_at = stamped_at
+    for name, value in extra.items():
+        setattr(consumer, name, value)
+    return consumer
+
+
+def _row_of(parts: heartbeat.Parts) -> tuple[int, ...]:
+    """The values of a snapshot row (after the character id) holding ``parts``."""
+    return (*parts["session"], *parts["screen"], *parts["seat"], *parts["mob"])
+
+
+def _changed(part: str, index: int) -> heartbeat.Parts:
+    values = list(_MINE[part])
+    values[index] += 1
+    return {**_MINE, part: tuple(values)}
+
+
+# (case, the snapshot's parts of her, consumer attributes, snapshot read at
+# (seconds after her stamp was set), answered from memory)
+_CASES = [
+    ("the same parts, read after her stamp", _MINE, {}, 0.5, True),
+    ("the same parts, read before her stamp", _MINE, {}, -1.0, False),
+    ("the same parts, read at the instant of her stamp", _MINE, {}, 0.0, False),
+    ("time out differs", _changed("session", 0), {}, 0.5, False),
+    ("session ended", _changed("session", 1), {}, 0.5, False),
+    ("a challenge more", _changed("screen", 0), {}, 0.5, False),
+    ("a move (versions)", _changed("screen", 1), {}, 0.5, False),
+    ("a newer challenge", _changed("screen", 2), {}, 0.5, False),
+    ("a Trait lost", _changed("screen", 3), {}, 0.5, False),
+    ("health", _changed("screen", 4), {}, 0.5, False),
+    ("a break", _changed("screen", 5), {}, 0.5, False),
+    ("another session opened", _changed("seat", 0), {}, 0.5, False),
+    ("a mob scene", _changed("mob", 0), {}, 0.5, False),
+    ("a mob scene moved", _changed("mob", 1), {}, 0.5, False),
+    ("she has no row: another's parts", None, {}, 0.5, False),
+    ("her stamp has combat (bns)", _MINE, {"combat_rounds": True}, 0.5, False),
+    ("her stamp has rolls (storytelling)", _MINE, {"dice_pools": True}, 0.5, False),
+    ("no session", _MINE, {"session": None}, 0.5, False),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("snapshot_parts", "extra", "read_after", "answered"),
+    [case[1:] for case in _CASES],
+    ids=[case[0] for case in _CASES],
+)
+async def test_a_snapshot_answers_pong_only_for_exactly_her_parts_read_after_her_stamp(
+    snapshot_parts, extra, read_after, answered, monkeypatch
+):
+    moment = 1000.0  # now; her stamp was set half a second ago
+    monkeypatch.setattr(heartbeat, "now", lambda: moment)
+    consumer = _consumer(_MINE, moment - 0.5, **extra)
+    nobody = (None, *_row_of(_changed("screen", 0)))  # another phone's
+    rows = {} if snapshot_parts is None else {7: (7, *_row_of(snapshot_parts))}
+    heartbeat.phones.latest[3] = heartbeat.Snapshot(consumer.stamped_at + read_after, nobody, rows)
+    assert await consumer.current_in_snapshot() is answered
