@@ -27,6 +27,7 @@ from challenges.views.dashboard import (
     dashboard_place,
     dashboard_row_context,
     roster_row_context,
+    roster_rows_context,
 )
 from challenges.views.mob import MobView, mob_view, mob_views, phone_mobs
 from challenges.views.pages import (
@@ -139,6 +140,7 @@ __all__ = [
     "player_seat",
     "present_opponents",
     "roster_row_context",
+    "roster_rows_context",
     "shared_renders",
     "shown_throws",
     "state_shown",

@@ -254,16 +254,25 @@ def dashboard_row_context(
 
 def roster_row_context(session: GameSession, character_id: int) -> dict | None:
     """One roster row, or None if the character is not present."""
-    character = (
-        Character.objects.filter(
-            presences__session=session, presences__status__in=ON_ROSTER, pk=character_id
-        )
-        .select_related("player")
-        .first()
-    )
-    if character is None:
-        return None
-    return {"entry": _roster(session, [character])[0], "session": session}
+    return roster_rows_context(session, [character_id]).get(character_id)
+
+
+def roster_rows_context(session: GameSession, character_ids) -> dict[int, dict]:
+    """The roster rows of ``character_ids`` (an iterable of ids) as
+    ``{id: {"entry": RosterRow, "session": session}}``, for those on the
+    roster only. A fixed number of queries however many (issue 14: a
+    dashboard feed's tick reads all its changed characters at once): one for
+    the characters, those of their sheets, one for the clocks of the wounded."""
+    ids = list(character_ids)
+    if not ids:
+        return {}
+    characters = Character.objects.filter(
+        presences__session=session, presences__status__in=ON_ROSTER, pk__in=ids
+    ).select_related("player")
+    return {
+        entry.character.pk: {"entry": entry, "session": session}
+        for entry in _roster(session, list(characters))
+    }
 
 
 @dataclass(frozen=True)
