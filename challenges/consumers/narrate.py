@@ -101,7 +101,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         # session opens, a missed session.changed is repaired on the next ping.
         self.shown_open = session.ended_at is None
         self.known = heartbeat.Tally(1)  # challenge id -> (version shown,)
-        self.places: dict[int, tuple] = {}  # challenge id -> views.dashboard_place()
+        self.places = views.Placement()  # challenge id -> views.dashboard_place()
         # character id -> (health, lost, on a break)
         self.known_roster = heartbeat.Tally(3)
         # Whole views and fed rows go out one at a time, in the order read.
@@ -164,7 +164,9 @@ class NarrateConsumer(RollActions, BaseConsumer):
             if following is not None:
                 return json.dumps(_goto(following.pk))
         self.known = heartbeat.Tally(1, {c.pk: (c.version,) for c in context["challenges"]})
-        self.places = {row.pk: views.dashboard_place(row) for row in context["rows"]}
+        self.places = views.Placement(
+            {row.pk: views.dashboard_place(row) for row in context["rows"]}
+        )
         self.known_roster = heartbeat.Tally(
             3, {e.character.pk: feeds.roster_entry(e) for e in context["roster"]}
         )
@@ -202,14 +204,15 @@ class NarrateConsumer(RollActions, BaseConsumer):
         """The frame of ``changes`` for this dashboard, its tallies updated:
         each challenge row put where it belongs (``views.dashboard_move``: a
         move resets its "waiting since", a result goes to the top of the
-        results, the last result beyond ``views.DASHBOARD_LIMIT`` goes),
+        results, the last result beyond ``views.DASHBOARD_LIMIT`` goes;
+        ``views.Placement``),
         unless the screen shows a later version; each roster row replaced, or
         inserted if not shown (not rendered so: noted again for the next tick)."""
         parts = []
         for challenge_id, row_html, version, place in changes.rows:
             if self.known.get(challenge_id, (0,))[0] > version:
                 continue  # the screen already shows a later version
-            remove, where = views.dashboard_move(self.places, challenge_id, place)
+            remove, where = self.places.move(challenge_id, place)
             for gone in remove:
                 self.known.pop(gone)
             if where:

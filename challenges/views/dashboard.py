@@ -9,6 +9,7 @@ Templates: ``challenges/narrate.html`` and ``narrate_live.html`` (with
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
@@ -115,6 +116,43 @@ def dashboard_move(
     if after:
         return remove, f"beforebegin:#challenge-{min(after)[1]}"
     return remove, f"beforeend:#{_SECTIONS[place[0]]}"
+
+
+class Placement:
+    """The rows a dashboard shows and where (``{id: dashboard_place()}``, as
+    :attr:`places`), kept in order too, so that :meth:`move` answers what
+    :func:`dashboard_move` answers in O(log n) plus a list insertion instead
+    of two passes over every row (300 rows on a dashboard, 12 dashboards, a
+    few moves per challenge: issue 14)."""
+
+    def __init__(self, places: dict[int, tuple] | None = None) -> None:
+        self.places: dict[int, tuple] = dict(places or {})
+        self.order: list[tuple[tuple, int]] = sorted((p, pk) for pk, p in self.places.items())
+
+    def move(
+        self, challenge_id: int, place: tuple, limit: int | None = None
+    ) -> tuple[list[int], str]:
+        """:func:`dashboard_move` of ``challenge_id`` to ``place`` among these
+        rows (updated): ``(ids to take off the screen first, htmx swap)``."""
+        limit = DASHBOARD_LIMIT if limit is None else limit
+        remove = []
+        old = self.places.pop(challenge_id, None)
+        if old is not None:
+            del self.order[bisect.bisect_left(self.order, (old, challenge_id))]
+            remove.append(challenge_id)
+        self.places[challenge_id] = place
+        bisect.insort(self.order, (place, challenge_id))
+        while len(self.order) > limit:
+            _, gone = self.order.pop()
+            del self.places[gone]
+            if gone != challenge_id:
+                remove.append(gone)
+        if challenge_id not in self.places:
+            return remove, ""
+        following = bisect.bisect_right(self.order, (place, challenge_id))
+        if following < len(self.order) and self.order[following][0][0] == place[0]:
+            return remove, f"beforebegin:#challenge-{self.order[following][1]}"
+        return remove, f"beforeend:#{_SECTIONS[place[0]]}"
 
 
 #: The dashboard's sections by the first item of :func:`dashboard_place`.

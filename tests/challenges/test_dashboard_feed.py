@@ -12,8 +12,10 @@ import pytest
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
+from hypothesis import given
+from hypothesis import strategies as st
 
-from challenges import services
+from challenges import services, views
 from challenges.consumers import feed
 from tests.challenges.wsutil import act, expect
 from tests.factories import opposed_challenge
@@ -179,7 +181,6 @@ def test_the_roster_rows_of_a_tick_cost_the_queries_of_one(game):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from challenges import views
     from tests.factories import crowded_session
 
     session = game["session"]
@@ -195,3 +196,25 @@ def test_the_roster_rows_of_a_tick_cost_the_queries_of_one(game):
         row, rows[game["helen"].pk]
     )
     assert views.roster_rows_context(session, []) == {}
+
+
+PLACES = st.tuples(
+    st.sampled_from([-1, 0, 1]), st.floats(min_value=-100, max_value=100), st.just(0)
+)
+
+
+@given(
+    start=st.dictionaries(st.integers(1, 40), PLACES, max_size=12),
+    moves=st.lists(st.tuples(st.integers(1, 40), PLACES), max_size=30),
+    limit=st.integers(1, 15),
+)
+def test_a_placement_moves_rows_as_dashboard_move_does(start, moves, limit):
+    """``views.Placement`` (kept in order) answers what ``dashboard_move``
+    (two passes over every row) answers, after any moves, at any limit."""
+    start = {pk: (p[0], p[1], -pk) for pk, p in start.items()}  # a place names its row
+    places, placement = dict(start), views.Placement(start)
+    for challenge_id, place in moves:
+        place = (place[0], place[1], -challenge_id)
+        expected = views.dashboard_move(places, challenge_id, place, limit)
+        assert placement.move(challenge_id, place, limit) == expected
+        assert placement.places == places
