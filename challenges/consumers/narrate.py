@@ -107,9 +107,9 @@ class NarrateConsumer(RollActions, BaseConsumer):
         # Whole views and fed rows go out one at a time, in the order read.
         self.frames = asyncio.Lock()
         self.view_read = 0  # feed.next_read() of the whole view shown
-        # The stamp's challenges and roster parts come from the tallies once a
-        # feed placed rows (until then, from the database, as the view's).
-        self.fed = False
+        # The stamp's challenges (roster) part comes from the tally once a feed
+        # placed a challenge (roster) row; until then from the database, as the view's.
+        self.fed: set[str] = set()
         await self.join(
             narrators_group(session.pk),
             session_group(session.pk),
@@ -128,15 +128,14 @@ class NarrateConsumer(RollActions, BaseConsumer):
     def stamp(self) -> str:
         """The stamp of what this dashboard shows now: its challenges and
         roster parts from what it placed (``heartbeat.Tally``), once fed."""
-        if not self.fed:
-            return heartbeat.digest(self.stamp_parts)
-        return heartbeat.digest(
-            {
-                **self.stamp_parts,
-                "challenges": heartbeat.challenges_tally_part(self.known),
-                "roster": heartbeat.roster_tally_part(self.known_roster),
-            }
-        )
+        parts = self.stamp_parts
+        if self.fed:
+            parts = {**parts}
+            if "challenges" in self.fed:
+                parts["challenges"] = heartbeat.challenges_tally_part(self.known)
+            if "roster" in self.fed:
+                parts["roster"] = heartbeat.roster_tally_part(self.known_roster)
+        return heartbeat.digest(parts)
 
     def _parts(self) -> heartbeat.Parts:
         parts = heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
@@ -156,7 +155,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         and simple test's character choices (who is here changed)."""
         self.view_read = feeds.next_read()
         self.stamp_parts = self._parts()  # before rendering, as on a phone
-        self.fed = False
+        self.fed = set()
         context = views.dashboard_context(self.session)
         if self.shown_open and self.session.ended_at is not None:
             self.shown_open = False
@@ -197,7 +196,6 @@ class NarrateConsumer(RollActions, BaseConsumer):
             if self.view_read > changes.seq:
                 return  # the view shown was read later: it shows all of this
             if html := self._place(changes):
-                self.fed = True
                 await self.send_stamped(html)
 
     def _place(self, changes: feeds.Changes) -> str:
@@ -218,6 +216,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
             if where:
                 self.known[challenge_id] = (version,)
             parts.append(feeds.row_frame(row_html, where, remove))
+            self.fed.add("challenges")
         for character_id, entry, html in changes.roster:
             insert = character_id not in self.known_roster
             if insert not in html:
@@ -225,6 +224,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
                 continue
             self.known_roster[character_id] = entry
             parts.append(html[insert])
+            self.fed.add("roster")
         return "".join(parts)
 
     @database_sync_to_async
