@@ -131,6 +131,9 @@ class DashboardFeed:
         self.challenges: dict[int, int | None] = {}
         self.characters: dict[int, None] = {}
         self.task: asyncio.Task | None = None
+        # Done once the changes noted so far are delivered; of the flush under way.
+        self.next_flush: asyncio.Future | None = None
+        self.in_flight: asyncio.Future | None = None
 
     def join(self, dashboard) -> None:
         self.dashboards[dashboard] = None
@@ -162,8 +165,21 @@ class DashboardFeed:
         loop = asyncio.get_running_loop()
         if self.task is not None and (self.task.done() or self.task.get_loop() is not loop):
             self.task = None  # left by a closed loop (tests)
+        if self.next_flush is None or self.next_flush.get_loop() is not loop:
+            self.next_flush = loop.create_future()
         if self.task is None:
             self.task = loop.create_task(self._run())
+
+    def busy(self) -> bool:
+        """Changes are noted or a flush is under way (their rows not all sent)."""
+        return bool(self.challenges or self.characters or self.in_flight)
+
+    async def flushed(self) -> None:
+        """Wait until every change noted so far has been sent to this feed's
+        dashboards (at once if none): at most a tick and a flush."""
+        waiting = self.next_flush if self.challenges or self.characters else self.in_flight
+        if waiting is not None:
+            await asyncio.shield(waiting)
 
     async def _run(self) -> None:
         """Flush once per tick while changes keep coming; one flush at a time,
@@ -173,28 +189,35 @@ class DashboardFeed:
                 await asyncio.sleep(tick_seconds())
                 challenges, self.challenges = self.challenges, {}
                 characters, self.characters = self.characters, {}
-                dashboards = list(self.dashboards)
-                if not dashboards:
-                    continue
-                inserts = {
-                    pk for pk in characters if any(pk not in d.known_roster for d in dashboards)
-                }
+                self.in_flight, self.next_flush = self.next_flush, None
                 try:
-                    changes = await database_sync_to_async(render_changes)(
-                        self.session, challenges, characters, inserts
-                    )
-                except Exception:  # noqa: BLE001 - the heartbeat repairs the screens
-                    log.exception("rendering the dashboards' changed rows failed")
-                    continue
-                for dashboard in dashboards:
-                    if dashboard in self.dashboards:
-                        try:
-                            await dashboard.feed(changes)
-                        except Exception:  # noqa: BLE001 - one socket's failure, not the others'
-                            log.exception("feeding a dashboard failed")
+                    await self._flush(challenges, characters)
+                finally:
+                    if self.in_flight is not None and not self.in_flight.done():
+                        self.in_flight.set_result(None)
+                    self.in_flight = None
         finally:
             self.task = None
             self._forget()
+
+    async def _flush(self, challenges: dict[int, int | None], characters: dict[int, None]) -> None:
+        dashboards = list(self.dashboards)
+        if not dashboards:
+            return
+        inserts = {pk for pk in characters if any(pk not in d.known_roster for d in dashboards)}
+        try:
+            changes = await database_sync_to_async(render_changes)(
+                self.session, challenges, characters, inserts
+            )
+        except Exception:  # noqa: BLE001 - the heartbeat repairs the screens
+            log.exception("rendering the dashboards' changed rows failed")
+            return
+        for dashboard in dashboards:
+            if dashboard in self.dashboards:
+                try:
+                    await dashboard.feed(changes)
+                except Exception:  # noqa: BLE001 - one socket's failure, not the others'
+                    log.exception("feeding a dashboard failed")
 
 
 #: This process's feeds by session id.

@@ -5,11 +5,13 @@ made during a flush come with the next; Time out does not wait."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db.models import F
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from hypothesis import given
@@ -17,6 +19,7 @@ from hypothesis import strategies as st
 
 from challenges import services, views
 from challenges.consumers import feed
+from challenges.models import Challenge
 from tests.challenges.wsutil import act, expect
 from tests.factories import opposed_challenge
 from tests.faults.phones import Phone, current_dashboard_stamp, split_stamp
@@ -218,3 +221,47 @@ def test_a_placement_moves_rows_as_dashboard_move_does(start, moves, limit):
         expected = views.dashboard_move(places, challenge_id, place, limit)
         assert placement.move(challenge_id, place, limit) == expected
         assert placement.places == places
+
+
+WHOLE_VIEW = 'id="roster" class="roster"'
+
+
+async def _ping(dashboard: Phone) -> list[str]:
+    """Ping with the dashboard's stamp; every frame up to the answer (a pong
+    or a whole view), taken."""
+    dashboard.take_waiting()
+    await dashboard.socket.send_to(text_data=json.dumps({"action": "ping", "v": dashboard.stamp}))
+    frames = []
+    while not frames or (frames[-1].startswith("<!--v:") and WHOLE_VIEW not in frames[-1]):
+        frames.append(await dashboard.socket.receive_from(timeout=10))
+        dashboard._take(frames[-1])
+    return frames
+
+
+async def test_a_ping_while_rows_wait_for_the_tick_gets_them_then_pong(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 1.0
+    session = game["session"]
+    dashboard = await _dashboard(game)
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )  # its row waits for the tick: the database is ahead of the screen
+    row, answer = await _ping(dashboard)
+    assert ROW.findall(row) == [str(challenge.pk)]
+    assert json.loads(answer) == {"type": "pong"}  # not a whole view
+    await _as_fresh(dashboard, session)
+
+
+async def test_a_ping_after_a_lost_broadcast_gets_the_whole_view(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 0.05
+    session = game["session"]
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )
+    dashboard = await _dashboard(game)
+    # A move whose broadcast was lost: the feed has nothing to wait for.
+    await database_sync_to_async(Challenge.objects.filter(pk=challenge.pk).update)(
+        version=F("version") + 1
+    )
+    (view,) = await _ping(dashboard)
+    assert WHOLE_VIEW in view
+    await _as_fresh(dashboard, session)
