@@ -376,6 +376,76 @@ def roster_part(rows: dict[int, tuple[int, int, int]]) -> tuple[int, int, int, i
     )
 
 
+class Tally:
+    """The rows a screen shows, ``{id: entry}`` (each entry a tuple of
+    ``width`` integers), with the sums of their entries kept up to date as
+    rows are set and taken away (the old entry subtracted, the new one
+    added), so a part costs O(1) instead of a pass over every row: a
+    dashboard's roster of 1,500 was summed on every change it showed.
+
+    ``Tally(3, {7: (4, 1, 0)})``; ``tally[7] = (3, 2, 0)``; ``tally.pop(7)``;
+    ``tally.get(7)``; ``7 in tally``; ``len(tally)``. :attr:`sums` is a tuple
+    of ``width`` integers, :attr:`max_id` the highest id (0: none), found
+    again by one pass only when the highest row goes. Raises ValueError for
+    an entry of another width."""
+
+    def __init__(self, width: int, rows: dict[int, tuple[int, ...]] | None = None) -> None:
+        self.width = width
+        self.rows: dict[int, tuple[int, ...]] = {}
+        self._sums = [0] * width
+        self.max_id = 0
+        for pk, entry in (rows or {}).items():
+            self[pk] = entry
+
+    def __setitem__(self, pk: int, entry: tuple[int, ...]) -> None:
+        if len(entry) != self.width:
+            raise ValueError(f"an entry of {len(entry)} integers in a tally of {self.width}")
+        old = self.rows.get(pk)
+        sums = self._sums
+        for i, value in enumerate(entry):
+            sums[i] += value - (old[i] if old is not None else 0)
+        self.rows[pk] = entry
+        if pk > self.max_id:
+            self.max_id = pk
+
+    def pop(self, pk: int, default: tuple[int, ...] | None = None) -> tuple[int, ...] | None:
+        """Take row ``pk`` away; its entry, or ``default`` if it was not there."""
+        old = self.rows.pop(pk, None)
+        if old is None:
+            return default
+        for i, value in enumerate(old):
+            self._sums[i] -= value
+        if pk == self.max_id:
+            self.max_id = max(self.rows, default=0)
+        return old
+
+    def get(self, pk: int, default: tuple[int, ...] | None = None) -> tuple[int, ...] | None:
+        return self.rows.get(pk, default)
+
+    def __contains__(self, pk: object) -> bool:
+        return pk in self.rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def sums(self) -> tuple[int, ...]:
+        return tuple(self._sums)
+
+
+def challenges_tally_part(shown: Tally) -> tuple[int, int, int]:
+    """The ``challenges`` part of a :class:`Tally` of ``{id: (version,)}``:
+    equal to :func:`aggregate` of the same versions, without a pass over them."""
+    return (len(shown), shown.sums[0], shown.max_id)
+
+
+def roster_tally_part(shown: Tally) -> tuple[int, int, int, int]:
+    """The ``roster`` part of a :class:`Tally` of ``{id: (health, lost, on a
+    break)}``: equal to :func:`roster_part` of the same rows, without a pass."""
+    health, lost, on_break = shown.sums
+    return (len(shown), health, lost, on_break)
+
+
 _COMBAT_SQL = """
 SELECT COUNT(*), COALESCE(SUM(x.version), 0) FROM (
   SELECT c.version FROM {combat} c WHERE c.session_id = %(session)s{mine}

@@ -211,6 +211,10 @@ WS_MAX_MESSAGE_BYTES = envint("WS_MAX_MESSAGE_BYTES", "4096")
 # Per-connection token bucket: actions per second sustained, and the burst allowed.
 WS_RATE = float(os.getenv("WS_RATE", "10"))
 WS_BURST = float(os.getenv("WS_BURST", "20"))
+# Issue 14: a dashboard's changed challenge and roster rows are gathered this
+# long (seconds) per session and worker, then sent as one frame per dashboard
+# (challenges.consumers.feed). Time out, a session's end and arrivals do not wait.
+DASHBOARD_TICK_SECONDS = float(os.getenv("DASHBOARD_TICK_SECONDS", "0.1"))
 
 LOGGING = {
     "version": 1,

@@ -31,10 +31,12 @@ def _test_settings(request):
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     from challenges import heartbeat, rows, views
+    from challenges.consumers import feed
 
     rows.committed_rows.items.clear()
     views.shared_renders.items.clear()
     heartbeat.phones.clear()
+    feed._feeds.clear()
     if request.node.get_closest_marker("redis"):
         from narrator.settings import redis_layer_host
 

@@ -1,19 +1,20 @@
-"""A narrator's dashboard (:class:`NarrateConsumer`): rows placed one change at
-a time, the roster, and the narrator's actions, each one call of
-:mod:`challenges.services`. Renders ``challenges/narrate_live.html``,
-``_dashboard_row_oob.html``, ``_roster_row_oob.html``,
-``_narrator_controls_oob.html`` and ``_character_choices_oob.html``."""
+"""A narrator's dashboard (:class:`NarrateConsumer`): its challenge and
+roster rows, fed once per tick by its session's
+:class:`~challenges.consumers.feed.DashboardFeed` (issue 14), and the
+narrator's actions, each one call of :mod:`challenges.services`. Renders
+``challenges/narrate_live.html``, ``_narrator_controls_oob.html`` and
+``_character_choices_oob.html`` (the rows: ``feed.render_changes``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any
 
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
-from django.utils.safestring import mark_safe
 
 from challenges import heartbeat, services, views
+from challenges.consumers import feed as feeds
 from challenges.consumers.base import BadMessage, BaseConsumer, RollActions, _field, pool_spec
 from challenges.realtime import chronicle_group, narrators_group, session_group
 
@@ -99,16 +100,60 @@ class NarrateConsumer(RollActions, BaseConsumer):
         # Shown open: if it ends while this dashboard shows it and another
         # session opens, a missed session.changed is repaired on the next ping.
         self.shown_open = session.ended_at is None
-        self.known: dict[int, int] = {}  # challenge id -> version shown
-        self.places: dict[int, tuple] = {}  # challenge id -> views.dashboard_place()
+        self.known = heartbeat.Tally(1)  # challenge id -> (version shown,)
+        self.places = views.Placement()  # challenge id -> views.dashboard_place()
         # character id -> (health, lost, on a break)
-        self.known_roster: dict[int, tuple[int, int, int]] = {}
+        self.known_roster = heartbeat.Tally(3)
+        # Whole views and fed rows go out one at a time, in the order read.
+        self.frames = asyncio.Lock()
+        self.view_read = 0  # feed.next_read() of the whole view shown
+        # The stamp's challenges (roster) part comes from the tally once a feed
+        # placed a challenge (roster) row; until then from the database, as the view's.
+        self.fed: set[str] = set()
         await self.join(
             narrators_group(session.pk),
             session_group(session.pk),
             chronicle_group(session.chronicle_id),
         )
+        self.rows_feed = feeds.feed_of(session)
+        self.rows_feed.join(self)
         await self.send_view()
+
+    async def disconnect(self, code: int) -> None:
+        if (rows_feed := getattr(self, "rows_feed", None)) is not None:
+            rows_feed.leave(self)
+        await super().disconnect(code)
+
+    @property
+    def stamp(self) -> str:
+        """The stamp of what this dashboard shows now: its challenges and
+        roster parts from what it placed (``heartbeat.Tally``), once fed."""
+        parts = self.stamp_parts
+        if self.fed:
+            parts = {**parts}
+            if "challenges" in self.fed:
+                parts["challenges"] = heartbeat.challenges_tally_part(self.known)
+            if "roster" in self.fed:
+                parts["roster"] = heartbeat.roster_tally_part(self.known_roster)
+        return heartbeat.digest(parts)
+
+    async def answer_heartbeat(self, message: dict) -> None:
+        """``BaseConsumer.answer_heartbeat``, but a ping echoing the last stamp
+        sent while this session's feed holds rows not yet sent first waits
+        for them (a tick at most): they go out on this socket ahead of the
+        answer, so the screen will show them when it reads it, and the echo
+        stands for the stamp sent with them. Otherwise, under steady play,
+        nearly every ping would find the database a tick ahead and cost a
+        whole view."""
+        if (
+            message.get("action") == "ping"
+            and message.get("v", self.stamp) == self.stamp
+            and (rows_feed := getattr(self, "rows_feed", None)) is not None
+            and rows_feed.busy()
+        ):
+            await rows_feed.flushed()
+            message = {**message, "v": self.stamp}
+        await super().answer_heartbeat(message)
 
     def _parts(self) -> heartbeat.Parts:
         parts = heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
@@ -122,112 +167,83 @@ class NarrateConsumer(RollActions, BaseConsumer):
     async def current_parts(self) -> heartbeat.Parts:
         return await database_sync_to_async(self._parts)()
 
-    @staticmethod
-    def _roster_entry(entry) -> tuple[int, int, int]:
-        return (
-            int(entry.sheet.health),
-            sum(c.lost for c in entry.sheet.categories),
-            int(entry.sheet.on_break),
-        )
-
     @database_sync_to_async
     def _render_view(self, with_choices: bool = False) -> str:
         """The whole dashboard; ``with_choices``: also the static challenge's
         and simple test's character choices (who is here changed)."""
+        self.view_read = feeds.next_read()
         self.stamp_parts = self._parts()  # before rendering, as on a phone
+        self.fed = set()
         context = views.dashboard_context(self.session)
         if self.shown_open and self.session.ended_at is not None:
             self.shown_open = False
             following = self.session.chronicle.open_session()
             if following is not None:
                 return json.dumps(_goto(following.pk))
-        self.known = {c.pk: c.version for c in context["challenges"]}
-        self.places = {row.pk: views.dashboard_place(row) for row in context["rows"]}
-        self.known_roster = {e.character.pk: self._roster_entry(e) for e in context["roster"]}
+        self.known = heartbeat.Tally(1, {c.pk: (c.version,) for c in context["challenges"]})
+        self.places = views.Placement(
+            {row.pk: views.dashboard_place(row) for row in context["rows"]}
+        )
+        self.known_roster = heartbeat.Tally(
+            3, {e.character.pk: feeds.roster_entry(e) for e in context["roster"]}
+        )
         html = render_to_string("challenges/narrate_live.html", context)
         if with_choices:
             html += render_to_string("challenges/_character_choices_oob.html", context)
         return html
 
     async def send_view(self, with_choices: bool = False) -> None:
-        html = await self._render_view(with_choices)
-        if html.startswith("{"):  # a control frame: this dashboard moves on
-            await self.send(text_data=html)
-            return
-        await self.send_stamped(html)
+        async with self.frames:
+            html = await self._render_view(with_choices)
+            if html.startswith("{"):  # a control frame: this dashboard moves on
+                await self.send(text_data=html)
+                return
+            await self.send_stamped(html)
 
-    def _oob_row(self, template: str, context_of, known: dict, pk: int, cause, shown_of) -> str:
-        """One dashboard row (a challenge or a roster entry), inserted if this
-        dashboard has not shown it yet, and recorded in ``known`` as
-        ``shown_of(context)`` (what the stamp counts). ``cause`` (the event's
-        version) lets every dashboard of this worker share one rendering; None
-        renders anew."""
-        insert = pk not in known
+    async def feed(self, changes: feeds.Changes) -> None:
+        """Place a flush's rows (``feed.Changes``) and send them as one frame;
+        nothing if the whole view shown was read after them. Waits in a task
+        of its own while a whole view is on its way (the feed does not)."""
+        if self.frames.locked():
+            asyncio.get_running_loop().create_task(self._feed(changes))
+        else:
+            await self._feed(changes)
 
-        def render() -> tuple[str, Any]:
-            context = context_of(self.session, pk)
-            if context is None:
-                return "", None
-            context["insert"] = insert
-            return render_to_string(template, context), shown_of(context)
+    async def _feed(self, changes: feeds.Changes) -> None:
+        async with self.frames:
+            if self.view_read > changes.seq:
+                return  # the view shown was read later: it shows all of this
+            if html := self._place(changes):
+                await self.send_stamped(html)
 
-        key = None if cause is None else (template, self.session.pk, pk, cause, insert)
-        html, shown = views.shared_renders.get(key, render)
-        if html:
-            known[pk] = shown
-        return html
-
-    @database_sync_to_async
-    def _render_challenge(self, challenge_id: int, version: int | None = None) -> str:
-        html = self._place_row(challenge_id, version)
-        self.stamp_parts = {**self.stamp_parts, "challenges": heartbeat.aggregate(self.known)}
-        return html
-
-    def _place_row(self, challenge_id: int, version: int | None) -> str:
-        """The frame putting one changed challenge where it belongs on this
-        dashboard (``views.dashboard_move``: a move resets its "waiting since",
-        a result goes to the top of the results, the last result beyond
-        ``views.DASHBOARD_LIMIT`` goes). The row itself is rendered once per
-        version for every dashboard of this worker; only its placing is this
-        dashboard's. "" when it is not this session's."""
-
-        def render() -> tuple[str, Any]:
-            context = views.dashboard_row_context(self.session, challenge_id, version=version)
-            if context is None:
-                return "", None
-            row = context["row"]
-            html = render_to_string("challenges/_dashboard_row.html", context)
-            return mark_safe(html), (row.challenge.version, views.dashboard_place(row))
-
-        key = None if version is None else ("dashboard-row", self.session.pk, challenge_id, version)
-        html, shown = views.shared_renders.get(key, render)
-        if not html:
-            return ""
-        row_version, place = shown
-        if self.known.get(challenge_id, 0) > row_version:
-            return ""  # the screen already shows a later version
-        remove, where = views.dashboard_move(self.places, challenge_id, place)
-        for gone in remove:
-            self.known.pop(gone, None)
-        if where:
-            self.known[challenge_id] = row_version
-        return render_to_string(
-            "challenges/_dashboard_row_oob.html",
-            {"row_html": html, "where": where, "remove": remove},
-        )
-
-    @database_sync_to_async
-    def _render_roster_row(self, character_id: int, cause: tuple | None = None) -> str:
-        html = self._oob_row(
-            "challenges/_roster_row_oob.html",
-            views.roster_row_context,
-            self.known_roster,
-            character_id,
-            cause,
-            lambda context: self._roster_entry(context["entry"]),
-        )
-        self.stamp_parts = {**self.stamp_parts, "roster": heartbeat.roster_part(self.known_roster)}
-        return html
+    def _place(self, changes: feeds.Changes) -> str:
+        """The frame of ``changes`` for this dashboard, its tallies updated:
+        each challenge row put where it belongs (``views.dashboard_move``: a
+        move resets its "waiting since", a result goes to the top of the
+        results, the last result beyond ``views.DASHBOARD_LIMIT`` goes;
+        ``views.Placement``),
+        unless the screen shows a later version; each roster row replaced, or
+        inserted if not shown (not rendered so: noted again for the next tick)."""
+        parts = []
+        for challenge_id, row_html, version, place in changes.rows:
+            if self.known.get(challenge_id, (0,))[0] > version:
+                continue  # the screen already shows a later version
+            remove, where = self.places.move(challenge_id, place)
+            for gone in remove:
+                self.known.pop(gone)
+            if where:
+                self.known[challenge_id] = (version,)
+            parts.append(feeds.row_frame(row_html, where, remove))
+            self.fed.add("challenges")
+        for character_id, entry, html in changes.roster:
+            insert = character_id not in self.known_roster
+            if insert not in html:
+                self.rows_feed.character_changed(character_id)
+                continue
+            self.known_roster[character_id] = entry
+            parts.append(html[insert])
+            self.fed.add("roster")
+        return "".join(parts)
 
     @database_sync_to_async
     def _render_controls(self) -> str:
@@ -238,9 +254,8 @@ class NarrateConsumer(RollActions, BaseConsumer):
         )
 
     async def challenge_updated(self, event: dict) -> None:
-        html = await self._render_challenge(event["challenge_id"], event.get("version"))
-        if html:
-            await self.send_stamped(html)
+        """A challenge changed: its row goes out with the feed's next tick."""
+        self.rows_feed.challenge_changed(event["challenge_id"], event.get("version"))
 
     async def character_updated(self, event: dict) -> None:
         if event.get("presence"):
@@ -248,11 +263,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
             # and the static/simple choices change together (rare: the whole view).
             await self.send_view(with_choices=True)
             return
-        cause = None
-        if "challenge_id" in event and "version" in event:
-            cause = (event["challenge_id"], event["version"])
-        if html := await self._render_roster_row(event["character_id"], cause):
-            await self.send_stamped(html)
+        self.rows_feed.character_changed(event["character_id"])
 
     async def session_updated(self, event: dict) -> None:
         await self.send_stamped(await self._render_controls())

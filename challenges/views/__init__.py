@@ -17,6 +17,7 @@ from challenges.views.dashboard import (
     DASHBOARD_LIMIT,
     ON_ROSTER,
     LostCopy,
+    Placement,
     RosterRow,
     character_panel_context,
     dashboard_challenges,
@@ -27,6 +28,7 @@ from challenges.views.dashboard import (
     dashboard_place,
     dashboard_row_context,
     roster_row_context,
+    roster_rows_context,
 )
 from challenges.views.mob import MobView, mob_view, mob_views, phone_mobs
 from challenges.views.pages import (
@@ -118,6 +120,7 @@ __all__ = [
     "dashboard_combats",
     "dashboard_context",
     "dashboard_move",
+    "Placement",
     "dashboard_place",
     "dashboard_row_context",
     "dashboard_url",
@@ -139,6 +142,7 @@ __all__ = [
     "player_seat",
     "present_opponents",
     "roster_row_context",
+    "roster_rows_context",
     "shared_renders",
     "shown_throws",
     "state_shown",

@@ -112,3 +112,35 @@ async def test_a_time_out_on_one_worker_reaches_phones_on_the_other(game, start_
     finally:
         for phone in (narrator, helen, grady):
             await phone.close()
+
+
+async def test_dashboards_on_both_workers_show_a_challenge_played_on_one(game, start_workers):
+    """Issue 14: a dashboard is fed its rows by its own worker's feed, from the
+    events of a challenge committed on the other worker (rows it never kept)
+    as well as on its own."""
+    a, b = start_workers(2)
+    path = f"/ws/narrate/{game['session'].pk}/"
+    here = await _phone("here", path, game["narrator"], [a, b], a)
+    there = await _phone("there", path, game["narrator"], [a, b], b)
+    helen = await _phone("helen", f"/ws/play/{game['helen'].pk}/", game["helen_player"], [a, b], a)
+    grady = await _phone("grady", f"/ws/play/{game['grady'].pk}/", game["grady_player"], [a, b], a)
+    try:
+        seen = {dashboard: len(dashboard.views) for dashboard in (here, there)}
+        reply = await helen.act(
+            action="challenge.open", defender=str(game["grady"].pk), bid="physical:Ferocious"
+        )
+        assert reply["status"] == "ok", reply
+        challenge = await _latest_challenge()
+        for move in (
+            grady.act(action="challenge.bid", challenge=challenge.pk, bid="Resilient"),
+            helen.act(action="challenge.throw", challenge=challenge.pk, throw="rock"),
+            grady.act(action="challenge.throw", challenge=challenge.pk, throw="scissors"),
+        ):
+            assert (await move)["status"] == "ok"
+        row = f'id="challenge-{challenge.pk}" class="row stage-resolved'
+        for dashboard in (here, there):
+            await dashboard.wait_for_view(row, since=seen[dashboard])
+            await dashboard.wait_for_view('id="roster-', since=seen[dashboard])
+    finally:
+        for phone in (here, there, helen, grady):
+            await phone.close()

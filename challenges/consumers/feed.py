@@ -1,0 +1,232 @@
+"""Dashboards fed once per tick (issue 14): the rows of one session that
+changed, gathered from every dashboard of this worker, rendered once, and
+sent to each dashboard as one frame.
+
+Every dashboard of a session hears every ``challenge.updated`` and
+``character.updated``; each used to take its own trip to the database thread,
+place and wrap the row, sum its whole roster and send a frame, per event.
+Now a dashboard's handler only notes the id in its session's
+:class:`DashboardFeed` (no trip, no frame). The first note of a tick starts
+the feed's timer; ``settings.DASHBOARD_TICK_SECONDS`` later the feed takes
+what was noted (later notes wait for the next tick: nothing is lost),
+renders each changed row once in one trip to the database thread
+(:func:`render_changes`: the committed challenge row of
+``challenges.rows.committed_rows``, each changed roster row), and hands the
+result to every dashboard of the session on this worker
+(``NarrateConsumer.feed``), which places the rows as before
+(``views.dashboard_move``) and sends one frame. A row changed twice in a tick
+is rendered once, at its latest version.
+
+Correctness with several workers: a feed is per process and holds no state of
+the game, only ids noted since the last flush; each worker's dashboards hear
+every event through the channel layer, and the rows are read after the
+events' commits (a version not kept by this process is read from the
+database). A dashboard whose whole view was read after a flush's rows
+(:attr:`Changes.seq`, counted on the database thread, where every read of this
+process runs one at a time) skips that flush: its view already shows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+
+from challenges import views
+
+log = logging.getLogger(__name__)
+
+#: Reads of the database thread, numbered in the order they start (one thread per process).
+_reads = itertools.count(1)
+
+
+def next_read() -> int:
+    """The number of a read about to start (call it on the database thread,
+    before reading): a later number read later, so saw every earlier commit."""
+    return next(_reads)
+
+
+def roster_entry(entry) -> tuple[int, int, int]:
+    """What the stamp counts of a roster row (``views.RosterRow``):
+    ``(health, Traits lost tonight, on a break 0/1)``."""
+    return (
+        int(entry.sheet.health),
+        sum(c.lost for c in entry.sheet.categories),
+        int(entry.sheet.on_break),
+    )
+
+
+@dataclass
+class Changes:
+    """One flush's rows, read after read number ``seq``.
+
+    ``rows``: ``(challenge id, row html, version, views.dashboard_place())``
+    per changed challenge of the session; ``roster``: ``(character id,
+    roster_entry(), {insert: html})`` per changed character on the roster
+    (``html[True]`` only for a character some dashboard did not show)."""
+
+    seq: int
+    rows: list[tuple[int, str, int, tuple]] = field(default_factory=list)
+    roster: list[tuple[int, tuple[int, int, int], dict[bool, str]]] = field(default_factory=list)
+
+
+def render_changes(
+    session, challenges: dict[int, int | None], characters: dict[int, None], inserts: set[int]
+) -> Changes:
+    """The rows of ``challenges`` (``{id: newest version noted}``, None: read
+    anew) and of ``characters`` (ids) of ``session``, each rendered once;
+    roster rows also as an insertion for the ids in ``inserts``. Rows not of
+    the session, characters not on its roster are left out. Runs on the
+    database thread: a query per challenge not kept by ``committed_rows`` at
+    that version, and those of ``views.roster_rows_context`` once for all
+    the characters."""
+    changes = Changes(seq=next_read())
+    for pk, version in challenges.items():
+        context = views.dashboard_row_context(session, pk, version=version)
+        if context is None:
+            continue
+        row = context["row"]
+        html = mark_safe(render_to_string("challenges/_dashboard_row.html", context))
+        changes.rows.append((pk, html, row.challenge.version, views.dashboard_place(row)))
+    for pk, context in views.roster_rows_context(session, characters).items():
+        html = {}
+        for insert in (False, True) if pk in inserts else (False,):
+            context["insert"] = insert
+            html[insert] = render_to_string("challenges/_roster_row_oob.html", context)
+        changes.roster.append((pk, roster_entry(context["entry"]), html))
+    return changes
+
+
+def row_frame(row_html: str, where: str, remove: list[int]) -> str:
+    """``_dashboard_row_oob.html`` without the template engine (one string per
+    row and dashboard): the rows ``remove`` taken off the screen, then
+    ``row_html`` put at ``where`` ("" : not put)."""
+    deletes = "".join(
+        f'<article id="challenge-{pk}" hx-swap-oob="delete"></article>' for pk in remove
+    )
+    return f'{deletes}<div hx-swap-oob="{where}">{row_html}</div>' if where else deletes
+
+
+def tick_seconds() -> float:
+    """``settings.DASHBOARD_TICK_SECONDS``: how long a feed gathers changes."""
+    return float(getattr(settings, "DASHBOARD_TICK_SECONDS", 0.1))
+
+
+class DashboardFeed:
+    """The dashboards of one session on this worker and the rows changed since
+    its last flush. Get it with :func:`feed_of`; dashboards :meth:`join` and
+    :meth:`leave`; their event handlers call :meth:`challenge_changed` and
+    :meth:`character_changed`."""
+
+    def __init__(self, session) -> None:
+        self.session = session
+        self.dashboards: dict[Any, None] = {}  # NarrateConsumer -> None, in joining order
+        self.challenges: dict[int, int | None] = {}
+        self.characters: dict[int, None] = {}
+        self.task: asyncio.Task | None = None
+        # Done once the changes noted so far are delivered; of the flush under way.
+        self.next_flush: asyncio.Future | None = None
+        self.in_flight: asyncio.Future | None = None
+
+    def join(self, dashboard) -> None:
+        self.dashboards[dashboard] = None
+
+    def leave(self, dashboard) -> None:
+        self.dashboards.pop(dashboard, None)
+        if self.task is None:
+            self._forget()
+
+    def _forget(self) -> None:
+        """Without dashboards, this feed goes (a later dashboard makes a new one)."""
+        if not self.dashboards and _feeds.get(self.session.pk) is self:
+            del _feeds[self.session.pk]
+
+    def challenge_changed(self, challenge_id: int, version: int | None) -> None:
+        """Challenge ``challenge_id`` reached ``version`` (None: unknown, read it anew)."""
+        if challenge_id in self.challenges:
+            noted = self.challenges[challenge_id]
+            version = None if noted is None or version is None else max(noted, version)
+        self.challenges[challenge_id] = version
+        self._start()
+
+    def character_changed(self, character_id: int) -> None:
+        """Her roster row changed."""
+        self.characters[character_id] = None
+        self._start()
+
+    def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.task is not None and (self.task.done() or self.task.get_loop() is not loop):
+            self.task = None  # left by a closed loop (tests)
+        if self.next_flush is None or self.next_flush.get_loop() is not loop:
+            self.next_flush = loop.create_future()
+        if self.task is None:
+            self.task = loop.create_task(self._run())
+
+    def busy(self) -> bool:
+        """Changes are noted or a flush is under way (their rows not all sent)."""
+        return bool(self.challenges or self.characters or self.in_flight)
+
+    async def flushed(self) -> None:
+        """Wait until every change noted so far has been sent to this feed's
+        dashboards (at once if none): at most a tick and a flush."""
+        waiting = self.next_flush if self.challenges or self.characters else self.in_flight
+        if waiting is not None:
+            await asyncio.shield(waiting)
+
+    async def _run(self) -> None:
+        """Flush once per tick while changes keep coming; one flush at a time,
+        so each dashboard gets its frames in the order they were read."""
+        try:
+            while self.challenges or self.characters:
+                await asyncio.sleep(tick_seconds())
+                challenges, self.challenges = self.challenges, {}
+                characters, self.characters = self.characters, {}
+                self.in_flight, self.next_flush = self.next_flush, None
+                try:
+                    await self._flush(challenges, characters)
+                finally:
+                    if self.in_flight is not None and not self.in_flight.done():
+                        self.in_flight.set_result(None)
+                    self.in_flight = None
+        finally:
+            self.task = None
+            self._forget()
+
+    async def _flush(self, challenges: dict[int, int | None], characters: dict[int, None]) -> None:
+        dashboards = list(self.dashboards)
+        if not dashboards:
+            return
+        inserts = {pk for pk in characters if any(pk not in d.known_roster for d in dashboards)}
+        try:
+            changes = await database_sync_to_async(render_changes)(
+                self.session, challenges, characters, inserts
+            )
+        except Exception:  # noqa: BLE001 - the heartbeat repairs the screens
+            log.exception("rendering the dashboards' changed rows failed")
+            return
+        for dashboard in dashboards:
+            if dashboard in self.dashboards:
+                try:
+                    await dashboard.feed(changes)
+                except Exception:  # noqa: BLE001 - one socket's failure, not the others'
+                    log.exception("feeding a dashboard failed")
+
+
+#: This process's feeds by session id.
+_feeds: dict[int, DashboardFeed] = {}
+
+
+def feed_of(session) -> DashboardFeed:
+    """The feed of ``session`` (a ``GameSession``) on this worker, made on first use."""
+    feed = _feeds.get(session.pk)
+    if feed is None:
+        feed = _feeds[session.pk] = DashboardFeed(session)
+    return feed

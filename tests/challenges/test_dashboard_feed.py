@@ -1,0 +1,267 @@
+"""Dashboards fed once per tick (issue 14, ``challenges.consumers.feed``):
+the changes of a tick come as one frame per dashboard with every row where a
+fresh dashboard puts it; a row changed twice shows its last version; changes
+made during a flush come with the next; Time out does not wait."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+from django.db.models import F
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+from hypothesis import given
+from hypothesis import strategies as st
+
+from challenges import services, views
+from challenges.consumers import feed
+from challenges.models import Challenge
+from tests.challenges.wsutil import act, expect
+from tests.factories import opposed_challenge
+from tests.faults.phones import Phone, current_dashboard_stamp, split_stamp
+from tests.screen import rendered
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROW = re.compile(r'<article id="challenge-(\d+)" class="row')
+
+
+async def _frames(dashboard: Phone, quiet: float = 0.5) -> list[str]:
+    """The frames ``dashboard`` takes until ``quiet`` seconds pass without one."""
+    before = dashboard.frames
+    seen = []
+    while not await dashboard.socket.receive_nothing(timeout=quiet, interval=0.01):
+        frame = await dashboard.socket.receive_from()
+        dashboard._take(frame)
+        seen.append(frame)
+    assert dashboard.frames == before + len(seen)
+    return seen
+
+
+async def _dashboard(game) -> Phone:
+    """The narrator's dashboard of ``game``'s session, connected."""
+    dashboard = Phone(f"/ws/narrate/{game['session'].pk}/", game["narrator"])
+    await dashboard.connect()
+    return dashboard
+
+
+async def _as_fresh(dashboard: Phone, session) -> None:
+    """``dashboard`` shows what a fresh dashboard shows, with its stamp; then it closes."""
+    fresh = Phone(dashboard.path, dashboard.user)
+    stamp, html = split_stamp(await fresh.connect())
+    await fresh.close()
+    assert dashboard.view == rendered(html)
+    assert dashboard.stamp == stamp == await current_dashboard_stamp(session)
+    await dashboard.close()
+
+
+def _bid(game, challenge, who="grady", bids=("Resilient",)):
+    return services.challenge_bid(
+        challenge_id=challenge.pk,
+        character=game[who],
+        bids=list(bids) if bids else None,
+        user=game[f"{who}_player"],
+        msg_id=uuid.uuid4().hex,
+    )
+
+
+async def test_the_changes_of_one_tick_come_as_one_frame_with_every_row_placed(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 3.0  # every change below falls in one tick
+    session, helen, grady = game["session"], game["helen"], game["grady"]
+    dashboard = await _dashboard(game)
+
+    def evening():
+        first = opposed_challenge(session, helen, grady, bid="Ferocious")
+        opposed_challenge(session, grady, helen, bid="Tough")
+        opposed_challenge(
+            session, helen, grady, bid="Quick", answer="Resilient", throws=("rock", "scissors")
+        )
+        _bid(game, first)  # a new stage: below the second
+        opposed_challenge(session, grady, helen, bid="Tough")
+
+    await database_sync_to_async(evening)()
+    frames = await _frames(dashboard, quiet=4.0)
+    assert len(frames) == 1, frames  # four challenges, a bid, Trait losses: one frame
+    assert len(ROW.findall(frames[0])) == 4
+    assert "roster-" in frames[0]  # the loser's roster row, in the same frame
+    await _as_fresh(dashboard, session)
+
+
+async def test_a_row_changed_twice_in_a_tick_shows_its_last_version(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 2.0
+    session = game["session"]
+    dashboard = await _dashboard(game)
+
+    def open_and_answer():
+        challenge = opposed_challenge(session, game["helen"], game["grady"], bid="Ferocious")
+        return _bid(game, challenge)
+
+    answered = await database_sync_to_async(open_and_answer)()
+    (frame,) = await _frames(dashboard, quiet=3.0)
+    assert ROW.findall(frame) == [str(answered.pk)]  # rendered and placed once
+    assert "Resilient" in frame  # Grady's answer: the last version
+    await _as_fresh(dashboard, session)
+
+
+async def test_a_change_made_during_a_flush_comes_with_the_next(game, settings, monkeypatch):
+    settings.DASHBOARD_TICK_SECONDS = 0.2
+    session = game["session"]
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )
+    dashboard = await _dashboard(game)
+    render = feed.render_changes
+    answered = []
+
+    def render_then_answer(*args):
+        changes = render(*args)  # the flush has read its rows...
+        if not answered:
+            answered.append(_bid(game, challenge))  # ...when Grady answers
+        return changes
+
+    monkeypatch.setattr(feed, "render_changes", render_then_answer)
+    await database_sync_to_async(opposed_challenge)(
+        session, game["grady"], game["helen"], bid="Tough"
+    )  # a flush starts
+    frames = await _frames(dashboard, quiet=1.5)
+    assert len(frames) == 2 and "Resilient" not in frames[0] and "Resilient" in frames[1]
+    await _as_fresh(dashboard, session)
+
+
+async def test_time_out_does_not_wait_for_the_tick(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 30.0
+    session = game["session"]
+    dashboard = await _dashboard(game)
+    await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )  # its row waits for the tick
+    reply, frames = await act(dashboard.socket, action="session.time_out")
+    assert reply["status"] == "ok"
+    frames = await expect(dashboard.socket, "Resume", frames=frames, timeout=5)
+    assert not any(ROW.search(f) for f in frames)
+    await dashboard.close()
+
+
+async def test_a_dashboard_that_connects_mid_tick_shows_the_truth(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 1.0
+    session = game["session"]
+    first = await _dashboard(game)
+    play = database_sync_to_async(opposed_challenge)
+    await play(session, game["helen"], game["grady"], bid="Ferocious")  # noted, not flushed
+    late = await _dashboard(game)  # its view shows it already
+    await play(session, game["grady"], game["helen"], bid="Tough")
+    for dashboard in (first, late):
+        await _frames(dashboard, quiet=2.0)
+        await _as_fresh(dashboard, session)
+
+
+@pytest.mark.parametrize(
+    "where, remove",
+    [("beforebegin:#challenge-7", [3]), ("beforeend:#recent-results", []), ("", [4, 9])],
+)
+def test_a_row_frame_is_the_one_of_the_oob_template(where, remove):
+    row = mark_safe('<article id="challenge-3" class="row stage-resolved">…</article>')
+    template = render_to_string(
+        "challenges/_dashboard_row_oob.html", {"row_html": row, "where": where, "remove": remove}
+    )
+    assert feed.row_frame(row, where, remove) == template.rstrip("\n")
+
+
+async def test_a_sessions_feed_goes_with_its_last_dashboard(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 0.05
+    session = game["session"]
+    dashboard = await _dashboard(game)
+    assert session.pk in feed._feeds
+    await dashboard.close()
+    assert session.pk not in feed._feeds
+
+
+def test_the_roster_rows_of_a_tick_cost_the_queries_of_one(game):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import crowded_session
+
+    session = game["session"]
+    guests = crowded_session(session, characters=12, challenges=4)
+    with CaptureQueriesContext(connection) as one:
+        alone = views.roster_rows_context(session, [game["helen"].pk])
+    ids = [game["helen"].pk, game["grady"].pk, *(g.pk for g in guests)]
+    with CaptureQueriesContext(connection) as many:
+        rows = views.roster_rows_context(session, ids)
+    assert len(many) == len(one) and set(rows) == set(ids)
+    row = "challenges/_roster_row.html"
+    assert render_to_string(row, alone[game["helen"].pk]) == render_to_string(
+        row, rows[game["helen"].pk]
+    )
+    assert views.roster_rows_context(session, []) == {}
+
+
+PLACES = st.tuples(
+    st.sampled_from([-1, 0, 1]), st.floats(min_value=-100, max_value=100), st.just(0)
+)
+
+
+@given(
+    start=st.dictionaries(st.integers(1, 40), PLACES, max_size=12),
+    moves=st.lists(st.tuples(st.integers(1, 40), PLACES), max_size=30),
+    limit=st.integers(1, 15),
+)
+def test_a_placement_moves_rows_as_dashboard_move_does(start, moves, limit):
+    """``views.Placement`` (kept in order) answers what ``dashboard_move``
+    (two passes over every row) answers, after any moves, at any limit."""
+    start = {pk: (p[0], p[1], -pk) for pk, p in start.items()}  # a place names its row
+    places, placement = dict(start), views.Placement(start)
+    for challenge_id, place in moves:
+        place = (place[0], place[1], -challenge_id)
+        expected = views.dashboard_move(places, challenge_id, place, limit)
+        assert placement.move(challenge_id, place, limit) == expected
+        assert placement.places == places
+
+
+WHOLE_VIEW = 'id="roster" class="roster"'
+
+
+async def _ping(dashboard: Phone) -> list[str]:
+    """Ping with the dashboard's stamp; every frame up to the answer (a pong
+    or a whole view), taken."""
+    dashboard.take_waiting()
+    await dashboard.socket.send_to(text_data=json.dumps({"action": "ping", "v": dashboard.stamp}))
+    frames = []
+    while not frames or (frames[-1].startswith("<!--v:") and WHOLE_VIEW not in frames[-1]):
+        frames.append(await dashboard.socket.receive_from(timeout=10))
+        dashboard._take(frames[-1])
+    return frames
+
+
+async def test_a_ping_while_rows_wait_for_the_tick_gets_them_then_pong(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 1.0
+    session = game["session"]
+    dashboard = await _dashboard(game)
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )  # its row waits for the tick: the database is ahead of the screen
+    row, answer = await _ping(dashboard)
+    assert ROW.findall(row) == [str(challenge.pk)]
+    assert json.loads(answer) == {"type": "pong"}  # not a whole view
+    await _as_fresh(dashboard, session)
+
+
+async def test_a_ping_after_a_lost_broadcast_gets_the_whole_view(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 0.05
+    session = game["session"]
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )
+    dashboard = await _dashboard(game)
+    # A move whose broadcast was lost: the feed has nothing to wait for.
+    await database_sync_to_async(Challenge.objects.filter(pk=challenge.pk).update)(
+        version=F("version") + 1
+    )
+    (view,) = await _ping(dashboard)
+    assert WHOLE_VIEW in view
+    await _as_fresh(dashboard, session)
