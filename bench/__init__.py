@@ -10,8 +10,9 @@ models), apart from the product it measures.
 - ``servers``: the throwaway database, a private Redis, Daphne workers on
   loopback, and their CPU time and memory read from ``/proc``.
 - ``load``: simulated phones and dashboards (many sockets in one asyncio
-  process) and the scenarios: paced, saturation, burst, time out, reconnect.
+  process, each pinging as ``static/narrator/app.js`` does) and the scenarios:
+  paced, saturation, burst, time out, reconnect, heartbeat.
 - ``report``: percentiles and the printed table.
 """
 
-SCENARIOS = ("paced", "saturation", "burst", "time_out", "reconnect")
+SCENARIOS = ("paced", "saturation", "burst", "time_out", "reconnect", "heartbeat")

@@ -24,6 +24,7 @@ import time
 import uuid
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
@@ -37,8 +38,30 @@ from bench.report import Result
 # percentiles), only one that never arrives is lost. ``manage.py bench --wait``.
 WAIT = 120.0
 LATE = 2.0  # seconds: the burst's goal is p99 under this; its note counts results after it
+APP_JS = Path(__file__).resolve().parent.parent / "static" / "narrator" / "app.js"
+
+
+def client_constant(name: str, text: str | None = None) -> float:
+    """The number ``static/narrator/app.js`` assigns to ``var NAME`` (its
+    default when a ``window.`` override may come first), read from the file so
+    the bench follows the real client. Raises LookupError if it is not there."""
+    text = APP_JS.read_text() if text is None else text
+    found = re.search(rf"var {name} = (?:[\w.]+ \|\| )?(\d+(?:\.\d+)?)\s*;", text)
+    if found is None:
+        raise LookupError(f"no 'var {name} = <number>;' in {APP_JS}")
+    return float(found.group(1))
+
+
+# The client's heartbeat (app.js: ``setInterval(ping, HEARTBEAT_MS)``), in seconds.
+# app.js adds no jitter to it: sockets ping out of step only because they opened
+# at different moments, so each simulated socket starts at a random phase.
+HEARTBEAT = client_constant("HEARTBEAT_MS") / 1000
 THROWS = ("rock", "paper", "scissors")
 BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
+
+
+# The head of a whole view: a phone's (id="live") or a dashboard's (the challenge list).
+_WHOLE_VIEW = re.compile(r'id="live"|id="challenge-list"')
 
 
 class Lost(Exception):
@@ -53,11 +76,32 @@ def set_wait(seconds: float) -> None:
     WAIT = float(seconds)
 
 
+_PHASES = random.Random(11)  # each socket's heartbeat phase
+
+
+class Heartbeats:
+    """The heartbeat of every socket of a run: its interval (seconds; 0: off)
+    and a pause the idle waits between rows use (a paused tick is skipped, as a
+    sleeping phone's would be, and the sockets keep their phases)."""
+
+    def __init__(self, interval: float = HEARTBEAT) -> None:
+        self.interval = interval
+        self.paused = False
+
+
 class Conn:
     """One websocket (a phone or a dashboard) with its acks and frame waiters."""
 
-    def __init__(self, url: str, origin: str, cookie: str | None = None, ident: int = 0) -> None:
+    def __init__(
+        self,
+        url: str,
+        origin: str,
+        cookie: str | None = None,
+        ident: int = 0,
+        beats: Heartbeats | None = None,
+    ) -> None:
         self.url = url
+        self.beats = beats  # shared by every socket of a run; None: no heartbeat
         self.origin = origin
         self.headers = {"Cookie": f"sessionid={cookie}"} if cookie else {}
         self.ident = ident  # character id (Narrator) or pair number (bare)
@@ -71,6 +115,11 @@ class Conn:
         self.acked: set[str] = set()
         self.waiters: list[tuple[Callable[[str], object], asyncio.Future]] = []
         self.stamp = ""  # of the last view frame, as app.js keeps it
+        self.beating: asyncio.Task | None = None  # the heartbeat, once the first view came
+        self.ping_at = 0.0  # when the unanswered ping went out (0: none)
+        self.pings = 0  # heartbeats sent
+        self.pongs: list[float] = []  # seconds from each ping to its pong
+        self.ping_views = 0  # pings answered with a whole view (the screen was stale)
 
     async def open(self) -> None:
         """Open the socket; a reconnect names the last stamp (``?v=``), as
@@ -90,8 +139,43 @@ class Conn:
         )
         self.reader = asyncio.create_task(self._read())
 
+    def start_heartbeat(self) -> None:
+        """Ping as app.js does, every ``beats.interval`` seconds from a random
+        phase: ``{"action": "ping", "v": <last stamp>}``. No-op if off or running."""
+        beats = self.beats
+        if beats is None or beats.interval <= 0:
+            return
+        if self.beating is not None and not self.beating.done():
+            return
+        self.beating = asyncio.create_task(self._beat(beats, _PHASES.random() * beats.interval))
+
+    def stop_heartbeat(self) -> None:
+        if self.beating is not None:
+            self.beating.cancel()
+            self.beating = None
+        self.ping_at = 0.0
+
+    async def _beat(self, beats: Heartbeats, phase: float) -> None:
+        next_at = time.perf_counter() + phase
+        while True:
+            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+            next_at += beats.interval
+            if beats.paused or self.ws is None or self.ws.state is not State.OPEN:
+                continue
+            if not self.ping_at:  # app.js pings on every tick; one is timed at a time
+                self.ping_at = time.perf_counter()
+            self.pings += 1
+            await self._send(json.dumps({"action": "ping", "v": self.stamp}))
+
+    def _answered(self, now: float, whole_view: bool) -> None:
+        if self.ping_at:
+            self.pongs.append(now - self.ping_at)
+            self.ping_views += whole_view
+            self.ping_at = 0.0
+
     async def close(self) -> None:
         self.closing = True
+        self.stop_heartbeat()
         if self.ws is not None:
             await self.ws.close()
         if self.reader is not None:
@@ -109,9 +193,12 @@ class Conn:
     def _on_frame(self, now: float, frame: str) -> None:
         if frame[:6] == "<!--v:":
             self.stamp = frame[6 : frame.index("-->")]
+            if self.ping_at and _WHOLE_VIEW.search(frame):
+                self._answered(now, whole_view=True)  # a stale screen's ping
         if frame[:1] == "{":
             data = json.loads(frame)
             if data.get("type") == "pong":
+                self._answered(now, whole_view=False)
                 self._match(now, frame)  # "your screen is current"
                 return
             if data.get("type") not in ("ack", "error"):
@@ -386,6 +473,7 @@ async def open_all(
                 await conn.open()
                 arrived, found = await within(view)
                 times.append(arrived - start)
+                conn.start_heartbeat()
                 answers["pong" if "pong" in str(found) else "view"] += 1
             except (OSError, Lost, TimeoutError) as error:
                 failed += 1
@@ -519,6 +607,55 @@ async def time_out(target: Target, *, result: Result) -> None:
         await target.resume()
     except Lost:
         result.note = ", ".join(filter(None, [result.note, "Resume did not reach every phone"]))
+
+
+def take_pongs(conns: list[Conn]) -> tuple[list[float], int, int]:
+    """Drain what the heartbeats of ``conns`` measured since the last call:
+    ``(seconds from each ping to its answer, pings sent, pings answered with
+    a whole view)``."""
+    latencies: list[float] = []
+    pings = views = 0
+    for conn in conns:
+        latencies.extend(conn.pongs)
+        pings += conn.pings
+        views += conn.ping_views
+        conn.pongs, conn.pings, conn.ping_views = [], 0, 0
+    return latencies, pings, views
+
+
+async def heartbeat(target: Target, *, beats: Heartbeats, duration: float, result: Result) -> None:
+    """Every phone and dashboard only pings (``beats.interval``, as app.js;
+    started here if the run has them off) for ``duration`` seconds; then the
+    pings still unanswered get :data:`WAIT` seconds. ``result.latencies``:
+    ping → pong (or the whole view a stale screen gets); ``elapsed``: the
+    duration, so ``cpu_percent`` is the worker's CPU as a share of one core."""
+    conns = [*target.phones, *target.dashboards]
+    was_off = beats.interval <= 0
+    if was_off:
+        beats.interval = HEARTBEAT
+        for conn in conns:
+            if conn.ws is not None and conn.ws.state is State.OPEN:
+                conn.start_heartbeat()
+    take_pongs(conns)
+    await asyncio.sleep(duration)
+    beats.paused = True  # no new pings: only the answers of those sent are awaited
+    try:
+        deadline = time.perf_counter() + WAIT
+        while any(c.ping_at for c in conns) and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+        result.lost = sum(bool(c.ping_at) for c in conns)
+        result.latencies, pings, views = take_pongs(conns)
+    finally:
+        beats.paused = False
+        if was_off:
+            beats.interval = 0
+            for conn in conns:
+                conn.stop_heartbeat()
+    result.elapsed = duration
+    result.note = (
+        f"{pings} pings from {len(conns)} sockets every {HEARTBEAT:g} s, "
+        f"{views} answered with a whole view"
+    )
 
 
 async def reconnect(

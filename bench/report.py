@@ -55,6 +55,11 @@ class Result:
     def cpu_ms_per_item(self) -> float:
         return self.cpu_seconds * 1000 / self.count if self.count else 0.0
 
+    @property
+    def cpu_percent(self) -> float:
+        """Worker CPU as a percentage of one core over ``elapsed`` (0.0 if none)."""
+        return self.cpu_seconds * 100 / self.elapsed if self.elapsed else 0.0
+
     def dashboard_ms(self, q: float) -> float:
         return percentile(self.dashboard_latencies, q) * 1000
 
@@ -111,6 +116,8 @@ GOALS: tuple[Goal, ...] = (
     Goal("idle after", ("burst",), 5.0, "s", lambda r, _b: r.idle_after),
     Goal("p95 ×bare", ("time_out",), 2.0, "×", _ratio_to_bare(95)),
     Goal("elapsed", ("reconnect",), 10.0, "s", lambda r, _b: r.elapsed),
+    Goal("CPU of a core", ("heartbeat",), 5.0, "%", lambda r, _b: r.cpu_percent),
+    Goal("lost", ("heartbeat",), 0, "", lambda r, _b: r.lost),
 )
 
 
@@ -153,6 +160,7 @@ COLUMNS = (
     "doubled",
     "closed",
     "CPU ms/each",
+    "CPU % core",
     "CPU ms/each dash",
     "idle after s",
     "dash p50 ms",
@@ -189,6 +197,7 @@ def rows(results: list[Result]) -> list[list[str]]:
                 str(r.doubled),
                 str(r.server_closed),
                 f"{r.cpu_ms_per_item:.1f}",
+                f"{r.cpu_percent:.1f}" if r.elapsed else "",
                 f"{r.cpu_ms_per_item_dashboards:.1f}" if r.cpu_seconds_dashboards else "",
                 f"{r.idle_after:.1f}" if r.cpu_seconds_dashboards else "",
                 *(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import SCENARIOS, load
-from bench.report import Result
+from bench.report import Result, percentile
 from bench.servers import (
     Database,
     Redis,
@@ -63,6 +63,8 @@ class Options:
     redis_port: int = 6393
     port_base: int = 8500
     bare: bool = True
+    heartbeat: bool = True  # every socket pings as app.js does, in every scenario
+    heartbeat_duration: float = 30.0  # seconds of the heartbeat scenario
     connect_concurrency: int = 100
     wait: float = load.WAIT  # seconds before an expected frame counts as lost
     idle_cap: float = 120.0  # seconds the workers may take to become idle between rows
@@ -137,28 +139,31 @@ async def run_config(
         run_fixtures(env, "prepare", str(options.phones), str(options.dashboards), str(data_file))
         data = json.loads(data_file.read_text())
         ports = [options.port_base + i for i in range(config.workers)]
+        beats = load.Heartbeats(load.HEARTBEAT if options.heartbeat else 0.0)
         real = Workers("narrator.asgi:application", ports, env, workdir, profile=options.profile)
         real.start()
-        targets = [(_narrator(data, ports), real)]
+        targets = [(_narrator(data, ports, beats), real)]
         if options.bare:
             bare_ports = [p + BARE_PORT_OFFSET for p in ports]
             bare = Workers("bench.bare:application", bare_ports, env, workdir)
             bare.start()
-            targets.append((_bare(options, bare_ports), bare))
+            targets.append((_bare(options, bare_ports, beats), bare))
         everyone = [w for _, w in targets]
         conns = [c for t, _ in targets for c in (*t.phones, *t.dashboards)]
         first = True
         for target, workers in targets:
-            waited = "" if first else await wait_idle(everyone, conns, options.idle_cap)
+            waited = "" if first else await wait_idle(everyone, conns, options.idle_cap, beats)
             first = False
             results.append(await _connect(config, target, workers, options, waited))
         for scenario in options.scenarios:
             for target, workers in targets:
-                waited = await wait_idle(everyone, conns, options.idle_cap)
+                waited = await wait_idle(everyone, conns, options.idle_cap, beats)
                 options.log(f"   {scenario} on {target.name} ({waited})")
-                settle = functools.partial(wait_idle, everyone, conns, options.idle_cap)
+                settle = functools.partial(wait_idle, everyone, conns, options.idle_cap, beats)
                 results.append(
-                    await _scenario(scenario, config, target, workers, options, waited, settle)
+                    await _scenario(
+                        scenario, config, target, workers, options, waited, settle, beats
+                    )
                 )
         for target, workers in targets:
             await asyncio.gather(*(c.close() for c in [*target.phones, *target.dashboards]))
@@ -186,39 +191,55 @@ async def run_config(
 _CHALLENGES = ("paced", "saturation", "burst")
 
 
-def _narrator(data: dict, ports: list[int]) -> load.Narrator:
+def _narrator(data: dict, ports: list[int], beats: load.Heartbeats) -> load.Narrator:
     def url(i: int, path: str) -> tuple[str, str]:
         port = ports[i % len(ports)]
         return f"ws://127.0.0.1:{port}{path}", f"http://127.0.0.1:{port}"
 
     phones = [
-        load.Conn(*url(i, f"/ws/play/{cid}/"), cookie=cookie, ident=cid)
+        load.Conn(*url(i, f"/ws/play/{cid}/"), cookie=cookie, ident=cid, beats=beats)
         for i, (cid, cookie) in enumerate(data["phones"])
     ]
     dashboards = [
-        load.Conn(*url(i, f"/ws/narrate/{data['session']}/"), cookie=cookie)
+        load.Conn(*url(i, f"/ws/narrate/{data['session']}/"), cookie=cookie, beats=beats)
         for i, cookie in enumerate(data["dashboards"])
     ]
     return load.Narrator(phones, dashboards)
 
 
-def _bare(options: Options, ports: list[int]) -> load.Bare:
+def _bare(options: Options, ports: list[int], beats: load.Heartbeats) -> load.Bare:
     def url(i: int, path: str) -> tuple[str, str]:
         port = ports[i % len(ports)]
         return f"ws://127.0.0.1:{port}{path}", f"http://127.0.0.1:{port}"
 
     phones = [
-        load.Conn(*url(i, f"/ws/bare/play/{i // 2}/"), ident=i // 2) for i in range(options.phones)
+        load.Conn(*url(i, f"/ws/bare/play/{i // 2}/"), ident=i // 2, beats=beats)
+        for i in range(options.phones)
     ]
-    dashboards = [load.Conn(*url(i, "/ws/bare/narrate/")) for i in range(options.dashboards)]
+    dashboards = [
+        load.Conn(*url(i, "/ws/bare/narrate/"), beats=beats) for i in range(options.dashboards)
+    ]
     return load.Bare(phones, dashboards)
 
 
-async def wait_idle(workers: list[Workers], conns: list[load.Conn], cap: float) -> str:
+async def wait_idle(
+    workers: list[Workers],
+    conns: list[load.Conn],
+    cap: float,
+    beats: load.Heartbeats | None = None,
+) -> str:
     """Wait until no worker process of ``workers`` used more than :data:`IDLE_CPU`
     of a core over :data:`IDLE_SAMPLE` s and no socket of ``conns`` expects a
     frame, at most ``cap`` seconds; what it still expected then is forgotten.
-    Returns the note for the next row: ``waited 12 s for idle`` (or why not)."""
+    The heartbeats of ``beats`` pause meanwhile (their own cost is the
+    heartbeat row's). Returns the note for the next row: ``waited 12 s for
+    idle`` (or why not)."""
+    if beats is not None:
+        beats.paused = True
+        try:
+            return await wait_idle(workers, conns, cap)
+        finally:
+            beats.paused = False
     start = time.perf_counter()
     before, at = [w.cpu_each() for w in workers], time.perf_counter()
     while True:
@@ -284,16 +305,19 @@ async def _scenario(
     options: Options,
     waited: str,
     settle,
+    beats: load.Heartbeats,
 ) -> Result:
     result = Result(scenario, config.label, target.name)
     doubled, closed = target.counters()
+    everyone = [*target.phones, *target.dashboards]
+    load.take_pongs(everyone)
     mark = {"cpu": workers.stat().cpu, "client": _client_cpu(), "wall": time.perf_counter()}
 
     def remark() -> None:
         mark.update(cpu=workers.stat().cpu, client=_client_cpu(), wall=time.perf_counter())
 
     try:
-        await _play(scenario, target, options, result, remark, settle)
+        await _play(scenario, target, options, result, remark, settle, beats)
     except load.Lost as error:
         result.note = f"stopped: no answer within {load.WAIT:.0f} s ({error})"
         options.log(f"   {scenario} on {target.name}: {result.note}")
@@ -312,6 +336,12 @@ async def _scenario(
     result.doubled = doubled_after - doubled
     result.server_closed = closed_after - closed
     notes = [waited, *([result.note] if result.note else [])]
+    pongs, pings, views = load.take_pongs(everyone)
+    if pings and scenario != "heartbeat":
+        notes.append(
+            f"{pings} pings: to the answer p50 {percentile(pongs, 50) * 1000:.0f} ms, "
+            f"p99 {percentile(pongs, 99) * 1000:.0f} ms, {views} whole views"
+        )
     notes.append(f"client CPU {client:.0f}%")
     if result.skipped:
         notes.append(f"{result.skipped} starts skipped (no idle pair)")
@@ -321,7 +351,9 @@ async def _scenario(
     return result
 
 
-async def _play(scenario: str, target, options: Options, result: Result, remark, settle) -> None:
+async def _play(
+    scenario: str, target, options: Options, result: Result, remark, settle, beats
+) -> None:
     if scenario == "paced":
         await load.paced(target, rate=options.rate, duration=options.duration, result=result)
     elif scenario == "saturation":
@@ -330,6 +362,10 @@ async def _play(scenario: str, target, options: Options, result: Result, remark,
         )
     elif scenario == "burst":
         await load.burst(target, result=result, on_ready=remark)
+    elif scenario == "heartbeat":
+        await load.heartbeat(
+            target, beats=beats, duration=options.heartbeat_duration, result=result
+        )
     elif scenario == "time_out":
         await load.time_out(target, result=result)
     elif scenario == "reconnect":

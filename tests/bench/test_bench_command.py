@@ -1,9 +1,11 @@
 """A smoke run of ``manage.py bench --quick``: it starts its own Daphne workers
-on loopback (ports 8580-8591) and a throwaway SQLite database, so it runs as a
-subprocess, outside pytest's test database."""
+on loopback (ports 8580-8591, or from ``BENCH_PORT_BASE``: parallel worktrees
+give each its own) and a throwaway SQLite database, so it runs as a subprocess,
+outside pytest's test database."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from django.conf import settings
 
 from bench.report import Result, rows, table, verdict
 
-SCENARIOS = ("connect", "paced", "saturation", "burst", "time_out", "reconnect")
+SCENARIOS = ("connect", "paced", "saturation", "burst", "time_out", "reconnect", "heartbeat")
 
 
 def _table(text: str) -> list[dict[str, str]]:
@@ -36,7 +38,9 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
             "bench",
             "--quick",
             "--port-base",
-            "8580",
+            os.environ.get("BENCH_PORT_BASE", "8580"),
+            "--redis-port",
+            os.environ.get("BENCH_REDIS_PORT", "6393"),
             # A row that never finds idle workers, or a frame that never comes,
             # fails an assertion below instead of the subprocess timeout.
             "--idle-cap",
@@ -74,6 +78,15 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
         assert re.search(
             r"after the drop waited \d+ s for idle, 40 of 40 back in", notes["reconnect", app]
         ), notes
+        # Issue 14: 40 phones and 2 dashboards ping once in the 10 s heartbeat row.
+        assert re.match(
+            r"waited \d+ s for idle, 42 pings from 42 sockets every 10 s", notes["heartbeat", app]
+        ), notes
+    for row in rows:
+        if row["scenario"] == "heartbeat":
+            assert int(row["n"]) == 42 and float(row["CPU % core"]) > 0, row
+        if row["scenario"] == "paced":  # heartbeats run in every row, timed in its note
+            assert re.search(r"\d+ pings: to the answer p50 \d+ ms", row["note"]), row
     assert "0 challenges with a doubled loss" in done.stdout
     assert out.read_text().strip() == done.stdout.strip()
 
@@ -105,6 +118,11 @@ def _result(scenario: str, app: str = "narrator", **figures) -> Result:
         (_result("burst", idle_after=45.0), "misses: idle after 45.0 s > 5.0 s"),
         (_result("burst", dashboard_lost=3), "misses: lost 3 > 0"),
         (_result("reconnect", elapsed=12.0), "misses: elapsed 12.0 s > 10.0 s"),
+        (_result("heartbeat", elapsed=30.0, cpu_seconds=0.9), "meets"),
+        (
+            _result("heartbeat", elapsed=30.0, cpu_seconds=3.0, lost=2),
+            "misses: CPU of a core 10.0 % > 5.0 %; lost 2 > 0",
+        ),
         (_result("connect"), ""),
         (_result("paced", app="bare", latencies=[9.0]), ""),
     ],
@@ -135,3 +153,14 @@ def test_the_table_prints_the_dashboard_columns_and_the_verdict_beside_the_old_o
         "1",
     )
     assert printed["verdict"].startswith("misses: CPU ms/each, dashboards included 90.0 ms")
+
+
+def test_the_heartbeat_interval_is_read_from_the_client():
+    from bench import load
+
+    assert load.client_constant("HEARTBEAT_MS") == load.HEARTBEAT * 1000 > 0
+    js = "var HEARTBEAT_MS = window.NARRATOR_HEARTBEAT_MS || 7000; // tests\nvar CAP = 4000;"
+    assert load.client_constant("HEARTBEAT_MS", js) == 7000
+    assert load.client_constant("CAP", js) == 4000
+    with pytest.raises(LookupError):
+        load.client_constant("NOWHERE", js)
