@@ -11,8 +11,18 @@ models), apart from the product it measures.
   loopback, and their CPU time and memory read from ``/proc``.
 - ``load``: simulated phones and dashboards (many sockets in one asyncio
   process, each pinging as ``static/narrator/app.js`` does) and the scenarios:
-  paced, saturation, burst, time out, reconnect, heartbeat.
+  paced, saturation, burst, time out, reconnect (current screens, and stale
+  ones with the dashboards, at once or jittered), heartbeat.
 - ``report``: percentiles and the printed table.
 """
 
-SCENARIOS = ("paced", "saturation", "burst", "time_out", "reconnect", "heartbeat")
+SCENARIOS = (
+    "paced",
+    "saturation",
+    "burst",
+    "time_out",
+    "reconnect",
+    "reconnect_stale",
+    "reconnect_jitter",
+    "heartbeat",
+)

@@ -9,8 +9,9 @@ opened. Two subcommands:
   Trait *Quick* ×500, so no phone runs out of Traits to bid), ``DASHBOARDS``
   narrators, and a logged-in session cookie for each; writes JSON to ``OUT``:
   ``{"session": id, "phones": [[character_id, cookie], ...], "dashboards": [cookie, ...]}``.
-- ``verify``: print JSON counts of challenges, resolved challenges, Trait
-  losses and challenges with more than one loss (a doubled result).
+- ``verify``: print JSON counts of challenges, resolved challenges (of them,
+  voided by a narrator: the reconnect storms' rulings), Trait losses and
+  challenges with more than one loss (a doubled result).
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ def verify() -> None:
             {
                 "challenges": Challenge.objects.count(),
                 "resolved": resolved.count(),
+                "voided": resolved.filter(outcome="void").count(),
                 "losses": TraitLoss.objects.count(),
                 "doubled_losses": per_challenge.filter(n__gt=1).count(),
             }

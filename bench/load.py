@@ -347,6 +347,12 @@ class Target:
     async def resume(self) -> None:
         """Lift the time out (the bare app has nothing to lift)."""
 
+    async def while_away(self, handles: list[object]) -> str:
+        """Rulings made through the first dashboard while the other sockets are
+        away: the bare app's is a Time out (one group send). Returns what changed."""
+        await self.dashboards[0].act(action="session.time_out")
+        return "Time out called"
+
     def counters(self) -> tuple[int, int]:
         """(doubled acks, server-closed sockets) so far, over every socket."""
         conns = [*self.phones, *self.dashboards]
@@ -396,6 +402,22 @@ class Narrator(Target):
         if any(r["type"] != "ack" for r in replies):
             raise Lost(replies)
         return max(t for t, _ in seen) - start
+
+    async def while_away(self, handles: list[object]) -> str:
+        """The first dashboard voids every challenge of ``handles`` (readied to
+        their throws) and calls Time out: every away phone's and dashboard's
+        screen is stale. Returns what changed."""
+        kept = self.dashboards[0]
+        replies = await gather_within(
+            *(
+                kept.send_action(action="challenge.void", challenge=pk, reason="bench: ruled")
+                for pk in handles
+            )
+        )
+        if refused := [r for r in replies if r["type"] != "ack"]:
+            raise Lost(f"voids refused: {refused[:3]}")
+        await kept.act(action="session.time_out")
+        return f"{len(handles)} challenges voided and Time out called"
 
     async def resume(self) -> None:
         futures = [phone.wait('class="time-out" role') for phone in self.connected()]
@@ -451,44 +473,82 @@ async def open_all(
     concurrency: int,
     errors: Counter | None = None,
     answers: Counter | None = None,
+    backoff: Callable[[int], float] | None = None,
+    since: float | None = None,
 ) -> tuple[list[float], int]:
     """Open every socket (``concurrency`` handshakes at a time) and wait for its
     first view. Returns per-socket seconds to the view, and failures; each
     failure's kind (e.g. ``HTTP 403``: Daphne's handshake timeout) is counted in
-    ``errors``; each first answer (``view`` or ``pong``) in ``answers``."""
+    ``errors``; each first answer (``view`` or ``pong``) in ``answers``.
+
+    With ``backoff`` (seconds before attempt N, from 0: :func:`app_backoff`)
+    each socket waits before its first attempt and retries a refused or
+    dropped handshake as app.js does, until :data:`WAIT` seconds from
+    ``since``; each retry is counted in ``errors`` as ``retried``. Times are
+    then from ``since`` (default: each attempt's start)."""
     gate = asyncio.Semaphore(concurrency)
     answers = Counter() if answers is None else answers
     times: list[float] = []
     failed = 0
     errors = Counter() if errors is None else errors
+    began = time.perf_counter() if since is None else since
 
-    async def one(conn: Conn) -> None:
-        nonlocal failed
+    async def attempt(conn: Conn) -> Exception | None:
         async with gate:
             # A phone's view holds id="live"; a dashboard's, the challenge list;
             # a reconnect naming a current stamp gets "pong" (its screen stays).
             view = conn.wait(re.compile(r'(id="live"|id="challenge-list"|"type": "pong")'))
-            start = time.perf_counter()
+            start = time.perf_counter() if since is None else since
             try:
                 await conn.open()
                 arrived, found = await within(view)
                 times.append(arrived - start)
                 conn.start_heartbeat()
                 answers["pong" if "pong" in str(found) else "view"] += 1
+                return None
             except (OSError, Lost, TimeoutError) as error:
-                failed += 1
-                errors[_kind(error)] += 1
+                return error
             except WebSocketException as error:
                 # Daphne answers 403 to a handshake the app did not accept within
                 # its 5 s (--websocket_connect_timeout), or drops it.
-                failed += 1
                 conn.server_closed += 1
-                errors[_kind(error)] += 1
+                return error
             finally:
                 view.cancel()  # a socket that never opened expects no view
 
+    async def one(conn: Conn) -> None:
+        nonlocal failed
+        tries = 0
+        while True:
+            if backoff is not None:
+                await asyncio.sleep(backoff(tries))
+            error = await attempt(conn)
+            if error is None:
+                return
+            retry = backoff is not None and not isinstance(error, Lost)
+            if not retry or time.perf_counter() - began > WAIT:
+                failed += 1
+                errors[_kind(error)] += 1
+                return
+            tries += 1
+            errors["retried"] += 1
+
     await asyncio.gather(*(one(c) for c in conns))
     return times, failed
+
+
+_BACKOFF = random.Random(13)
+# app.js's reconnect delay (htmx.config.wsReconnectDelay): full jitter,
+# random() × min(BACKOFF_CAP_MS, BASE × 2^retry), both read from app.js.
+BACKOFF_CAP = client_constant("BACKOFF_CAP_MS") / 1000
+BACKOFF_BASE = (
+    float(re.search(r"BACKOFF_CAP_MS, (\d+) \* Math\.pow", APP_JS.read_text()).group(1)) / 1000
+)
+
+
+def app_backoff(retry: int) -> float:
+    """Seconds app.js waits before reconnect attempt ``retry`` (0: the first)."""
+    return _BACKOFF.random() * min(BACKOFF_CAP, BACKOFF_BASE * 2**retry)
 
 
 def _kind(error: Exception) -> str:
@@ -682,3 +742,83 @@ async def reconnect(
     if errors:
         back += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"
     result.note = f"after the drop {settled}, {back}" if settled else back
+
+
+async def reconnect_stale(
+    target: Target,
+    *,
+    result: Result,
+    settle: Callable[[], Awaitable[str]],
+    jitter: bool = False,
+    share: int = 4,
+    on_done: Callable[[], None] | None = None,
+) -> None:
+    """Issue 14's storm with stale screens: every ``share``-th pair readies a
+    challenge to its throws; every phone and every dashboard but the first
+    drops; the first dashboard rules while they are away
+    (:meth:`Target.while_away`: voids and Time out, so every screen is stale);
+    once the workers are idle (``settle``: the row's CPU is counted from
+    there), everyone reconnects: at once, or with ``jitter`` after app.js's
+    backoff delays (and its retries of a refused handshake). Latencies:
+    phones, from the storm's start to their view; ``dashboard_latencies``:
+    the dashboards'; ``elapsed``: until the last one is current. Then
+    ``on_done`` runs (the CPU mark) and the first dashboard resumes play
+    (not timed)."""
+    kept, away_dashboards = target.dashboards[0], target.dashboards[1:]
+    gate = asyncio.Semaphore(50)
+
+    async def ready(p: int) -> object:
+        async with gate:
+            try:
+                return await target.ready(p)
+            except Lost:
+                return Lost
+
+    pairs = _playable(target, range(0, target.pairs, share), result)
+    readied = [h for h in await asyncio.gather(*(ready(p) for p in pairs)) if h is not Lost]
+    await asyncio.gather(*(c.close() for c in [*target.phones, *away_dashboards]))
+    changed = await target.while_away(readied) if kept.ws is not None else "nothing (no dashboard)"
+    settled = await settle()
+    start = time.perf_counter()
+    errors: Counter = Counter()
+    answers: Counter = Counter()
+    backoff = app_backoff if jitter else None
+    (phone_times, phones_failed), (dash_times, dashboards_failed) = await asyncio.gather(
+        open_all(
+            target.phones,
+            concurrency=len(target.phones),
+            errors=errors,
+            answers=answers,
+            backoff=backoff,
+            since=start,
+        ),
+        open_all(
+            away_dashboards,
+            concurrency=max(1, len(away_dashboards)),
+            errors=errors,
+            answers=answers,
+            backoff=backoff,
+            since=start,
+        ),
+    )
+    result.elapsed = time.perf_counter() - start
+    if on_done is not None:
+        on_done()
+    result.latencies = phone_times
+    result.dashboard_latencies = dash_times
+    result.lost = phones_failed
+    result.dashboard_lost = dashboards_failed
+    back = len(phone_times) + len(dash_times)
+    everyone = len(target.phones) + len(away_dashboards)
+    result.note = (
+        f"after the drop {len(readied)} of {len(pairs)} readied, {changed}, {settled}; "
+        f"{'jittered as app.js, ' if jitter else 'all at once, '}"
+        f"{back} of {everyone} back in {result.elapsed:.1f} s: "
+        f"{answers['view']} whole views, {answers['pong']} pong"
+    )
+    if errors:
+        result.note += " (" + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"
+    try:
+        await target.resume()
+    except Lost:
+        result.note += ", Resume did not reach every phone"

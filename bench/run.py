@@ -177,7 +177,8 @@ async def run_config(
         )
         options.checks.append(
             f"{config.label}: {check['challenges']} challenges in the database, "
-            f"{check['resolved']} resolved, {check['losses']} Traits lost, "
+            f"{check['resolved']} resolved ({check['voided']} voided by a narrator), "
+            f"{check['losses']} Traits lost, "
             f"{check['doubled_losses']} challenges with a doubled loss; "
             f"{done} results seen on both phones"
         )
@@ -316,12 +317,15 @@ async def _scenario(
     def remark() -> None:
         mark.update(cpu=workers.stat().cpu, client=_client_cpu(), wall=time.perf_counter())
 
+    def stop() -> None:  # the row's work is done: what follows is tidying up
+        mark["stop"] = workers.stat().cpu
+
     try:
-        await _play(scenario, target, options, result, remark, settle, beats)
+        await _play(scenario, target, options, result, remark, settle, beats, stop)
     except load.Lost as error:
         result.note = f"stopped: no answer within {load.WAIT:.0f} s ({error})"
         options.log(f"   {scenario} on {target.name}: {result.note}")
-    result.cpu_seconds = workers.stat().cpu - mark["cpu"]
+    result.cpu_seconds = mark.get("stop", workers.stat().cpu) - mark["cpu"]
     wall = time.perf_counter() - mark["wall"]
     if scenario in DASHBOARD_TIMED:
         # Issue 14: the worker's CPU until every dashboard has every result too,
@@ -352,8 +356,13 @@ async def _scenario(
 
 
 async def _play(
-    scenario: str, target, options: Options, result: Result, remark, settle, beats
+    scenario: str, target, options: Options, result: Result, remark, settle, beats, stop
 ) -> None:
+    async def settled() -> str:  # worker CPU is counted from here: reconnects only
+        note = await settle()
+        remark()
+        return note
+
     if scenario == "paced":
         await load.paced(target, rate=options.rate, duration=options.duration, result=result)
     elif scenario == "saturation":
@@ -369,12 +378,15 @@ async def _play(
     elif scenario == "time_out":
         await load.time_out(target, result=result)
     elif scenario == "reconnect":
-
-        async def settled() -> str:  # worker CPU is counted from here: reconnects only
-            note = await settle()
-            remark()
-            return note
-
         await load.reconnect(target, result=result, settle=settled)
+    elif scenario in ("reconnect_stale", "reconnect_jitter"):
+        # The rulings made while away are not counted, nor the Resume after.
+        await load.reconnect_stale(
+            target,
+            result=result,
+            settle=settled,
+            jitter=scenario == "reconnect_jitter",
+            on_done=stop,
+        )
     else:
         raise ValueError(f"unknown scenario {scenario!r}")

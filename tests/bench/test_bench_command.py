@@ -13,9 +13,10 @@ import sys
 import pytest
 from django.conf import settings
 
+import bench
 from bench.report import Result, rows, table, verdict
 
-SCENARIOS = ("connect", "paced", "saturation", "burst", "time_out", "reconnect", "heartbeat")
+SCENARIOS = ("connect", *bench.SCENARIOS)
 
 
 def _table(text: str) -> list[dict[str, str]]:
@@ -82,11 +83,21 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
         assert re.match(
             r"waited \d+ s for idle, 42 pings from 42 sockets every 10 s", notes["heartbeat", app]
         ), notes
+        # Issue 14: screens stale (rulings while away), the dashboards dropped too:
+        # 40 phones and 1 dashboard (the other made the rulings) come back to views.
+        for storm, how in (("reconnect_stale", "all at once"), ("reconnect_jitter", "jittered")):
+            assert re.search(
+                rf"{how}.*41 of 41 back in [\d.]+ s: 41 whole views, 0 pong", notes[storm, app]
+            ), notes
+        assert "5 challenges voided and Time out called" in notes["reconnect_stale", "narrator"]
     for row in rows:
+        if row["scenario"] in ("reconnect_stale", "reconnect_jitter"):
+            assert row["dash lost"] == "0" and float(row["dash p99 ms"]) > 0, row
         if row["scenario"] == "heartbeat":
             assert int(row["n"]) == 42 and float(row["CPU % core"]) > 0, row
         if row["scenario"] == "paced":  # heartbeats run in every row, timed in its note
             assert re.search(r"\d+ pings: to the answer p50 \d+ ms", row["note"]), row
+    assert re.search(r"resolved \(10 voided by a narrator\)", done.stdout), done.stdout[-500:]
     assert "0 challenges with a doubled loss" in done.stdout
     assert out.read_text().strip() == done.stdout.strip()
 
@@ -118,10 +129,14 @@ def _result(scenario: str, app: str = "narrator", **figures) -> Result:
         (_result("burst", idle_after=45.0), "misses: idle after 45.0 s > 5.0 s"),
         (_result("burst", dashboard_lost=3), "misses: lost 3 > 0"),
         (_result("reconnect", elapsed=12.0), "misses: elapsed 12.0 s > 10.0 s"),
+        (
+            _result("reconnect_jitter", elapsed=11.0, dashboard_lost=1),
+            "misses: lost 1 > 0; elapsed 11.0 s > 10.0 s",
+        ),
         (_result("heartbeat", elapsed=30.0, cpu_seconds=0.9), "meets"),
         (
             _result("heartbeat", elapsed=30.0, cpu_seconds=3.0, lost=2),
-            "misses: CPU of a core 10.0 % > 5.0 %; lost 2 > 0",
+            "misses: lost 2 > 0; CPU of a core 10.0 % > 5.0 %",
         ),
         (_result("connect"), ""),
         (_result("paced", app="bare", latencies=[9.0]), ""),
