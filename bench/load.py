@@ -310,6 +310,9 @@ class Target:
         self.phones = phones
         self.dashboards = dashboards
         self.rng = random.Random(7)
+        # Issue 14: the steps before the throws, seconds each (Narrator's ready):
+        # "open" → the defender sees the request, "bid" → both see the throw buttons.
+        self.steps: dict[str, list[float]] = {"open": [], "bid": []}
         # Issue 14: per thrown challenge, (time of the last throw, one future a dashboard).
         self.dashboard_seen: list[tuple[float, list[asyncio.Future]]] = []
 
@@ -368,18 +371,22 @@ class Narrator(Target):
     async def ready(self, p: int) -> object:
         challenger, defender = self.pair(p)
         asked = defender.wait(self.RESPONSE)
+        start = time.perf_counter()
         reply = await challenger.act(
             action="challenge.open", defender=defender.ident, bid=f"physical:{BID_TRAIT}"
         )
         if reply["type"] != "ack":
             raise Lost(reply.get("message"))
-        _, pk = await within(asked)
+        arrived, pk = await within(asked)
+        self.steps["open"].append(arrived - start)
         marker = f'id="card-{pk}" class="card stage-throws'
         seen = [challenger.wait(marker), defender.wait(marker)]
+        start = time.perf_counter()
         reply = await defender.act(action="challenge.bid", challenge=pk, bid=BID_TRAIT)
         if reply["type"] != "ack":
             raise Lost(reply.get("message"))
-        await gather_within(*seen)
+        shown = await gather_within(*seen)
+        self.steps["bid"].append(max(t for t, _ in shown) - start)
         return pk
 
     async def throw(self, p: int, handle: object) -> float:

@@ -106,7 +106,7 @@ GOALS: tuple[Goal, ...] = (
         "ms",
         lambda r, _b: r.cpu_ms_per_item_dashboards,
     ),
-    Goal("p99", ("paced",), 100.0, "ms", lambda r, _b: r.ms(99)),
+    Goal("p99", ("paced", "paced open", "paced bid"), 100.0, "ms", lambda r, _b: r.ms(99)),
     Goal("p99 ×bare", ("paced",), 3.0, "×", _ratio_to_bare(99)),
     Goal(
         "dashboard p99",
@@ -205,8 +205,8 @@ def rows(results: list[Result]) -> list[list[str]]:
                 str(r.lost),
                 str(r.doubled),
                 str(r.server_closed),
-                f"{r.cpu_ms_per_item:.1f}",
-                f"{r.cpu_percent:.1f}" if r.elapsed else "",
+                f"{r.cpu_ms_per_item:.1f}" if r.cpu_seconds else "",
+                f"{r.cpu_percent:.1f}" if r.elapsed and r.cpu_seconds else "",
                 f"{r.cpu_ms_per_item_dashboards:.1f}" if r.cpu_seconds_dashboards else "",
                 f"{r.idle_after:.1f}" if r.cpu_seconds_dashboards else "",
                 *(

@@ -160,7 +160,7 @@ async def run_config(
                 waited = await wait_idle(everyone, conns, options.idle_cap, beats)
                 options.log(f"   {scenario} on {target.name} ({waited})")
                 settle = functools.partial(wait_idle, everyone, conns, options.idle_cap, beats)
-                results.append(
+                results.extend(
                     await _scenario(
                         scenario, config, target, workers, options, waited, settle, beats
                     )
@@ -307,8 +307,12 @@ async def _scenario(
     waited: str,
     settle,
     beats: load.Heartbeats,
-) -> Result:
+) -> list[Result]:
+    """Play ``scenario`` on ``target``: its row, then (paced, saturation) a row
+    per step before the throws (``STEP_ROWS``)."""
     result = Result(scenario, config.label, target.name)
+    for times in target.steps.values():
+        times.clear()
     doubled, closed = target.counters()
     everyone = [*target.phones, *target.dashboards]
     load.take_pongs(everyone)
@@ -352,7 +356,34 @@ async def _scenario(
     if result.unplayable:
         notes.append(f"{result.unplayable} pairs left out (a phone never connected)")
     result.note = ", ".join(notes)
-    return result
+    return [result, *_step_rows(result, target)]
+
+
+STEP_ROWS = ("paced", "saturation")  # rows followed by their open and bid rows
+STEPS = {
+    "open": "open → the defender's phone shows the request",
+    "bid": "bid → both phones show the throw buttons",
+}
+
+
+def _step_rows(result: Result, target: load.Target) -> list[Result]:
+    """Issue 14: ``<scenario> open`` and ``<scenario> bid`` rows, the round
+    trips before the throws of the challenges ``result`` played (seconds;
+    no CPU of their own: the challenge's row counts it)."""
+    if result.scenario not in STEP_ROWS:
+        return []
+    return [
+        Result(
+            f"{result.scenario} {step}",
+            result.config,
+            result.app,
+            latencies=list(target.steps[step]),
+            elapsed=result.elapsed,
+            note=what,
+        )
+        for step, what in STEPS.items()
+        if target.steps[step]
+    ]
 
 
 async def _play(

@@ -15,6 +15,7 @@ from django.conf import settings
 
 import bench
 from bench.report import Result, rows, table, verdict
+from bench.run import STEPS
 
 SCENARIOS = ("connect", *bench.SCENARIOS)
 
@@ -58,14 +59,19 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
     )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = _table(done.stdout)
+    # Issue 14: paced and saturation are followed by their open and bid rows (Narrator's).
+    steps = {(f"{s} {step}", "narrator") for s in ("paced", "saturation") for step in STEPS}
     assert {(r["scenario"], r["app"]) for r in rows} == {
         (s, app) for s in SCENARIOS for app in ("narrator", "bare")
-    }
+    } | steps
     for row in rows:
         assert int(row["n"]) > 0, row
         assert (row["lost"], row["doubled"], row["closed"]) == ("0", "0", "0"), row
-        # Every row but the first waited for idle workers and says how long.
-        if row is not rows[0]:
+        if (row["scenario"], row["app"]) in steps:
+            assert row["note"] == STEPS[row["scenario"].split()[1]], row
+            assert float(row["p99 ms"]) > 0 and re.match(r"(meets|misses|$)", row["verdict"])
+        elif row is not rows[0]:
+            # Every row but the first waited for idle workers and says how long.
             assert re.match(r"waited \d+ s for idle", row["note"]), row
     for row in rows:
         if row["app"] == "narrator" and row["scenario"] in ("paced", "saturation", "burst"):
@@ -139,6 +145,8 @@ def _result(scenario: str, app: str = "narrator", **figures) -> Result:
             "misses: lost 2 > 0; CPU of a core 10.0 % > 5.0 %",
         ),
         (_result("connect"), ""),
+        (_result("paced bid", latencies=[0.3] * 100), "misses: p99 300.0 ms > 100.0 ms"),
+        (_result("saturation open", latencies=[0.3] * 100), ""),
         (_result("paced", app="bare", latencies=[9.0]), ""),
     ],
 )
