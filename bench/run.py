@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import SCENARIOS, load
-from bench.report import Result, percentile
+from bench.report import Result, median_run, percentile
 from bench.servers import (
     Database,
     Redis,
@@ -65,6 +65,7 @@ class Options:
     bare: bool = True
     heartbeat: bool = True  # every socket pings as app.js does, in every scenario
     heartbeat_duration: float = 30.0  # seconds of the heartbeat scenario
+    repeat: int = 1  # runs of each scenario, Narrator and bare interleaved; the median printed
     connect_concurrency: int = 100
     wait: float = load.WAIT  # seconds before an expected frame counts as lost
     idle_cap: float = 120.0  # seconds the workers may take to become idle between rows
@@ -155,26 +156,28 @@ async def run_config(
             waited = "" if first else await wait_idle(everyone, conns, options.idle_cap, beats)
             first = False
             results.append(await _connect(config, target, workers, options, waited))
+        every_run: list[Result] = []  # with --repeat, the runs not printed too
         for scenario in options.scenarios:
-            for target, workers in targets:
-                waited = await wait_idle(everyone, conns, options.idle_cap, beats)
-                options.log(f"   {scenario} on {target.name} ({waited})")
-                settle = functools.partial(wait_idle, everyone, conns, options.idle_cap, beats)
-                results.extend(
-                    await _scenario(
+            runs: dict[str, list[list[Result]]] = {t.name: [] for t, _ in targets}
+            for i in range(options.repeat):
+                # Interleaved: Narrator first, then bare; the next round the other way.
+                for target, workers in targets if i % 2 == 0 else targets[::-1]:
+                    waited = await wait_idle(everyone, conns, options.idle_cap, beats)
+                    options.log(f"   {scenario} on {target.name} ({waited})")
+                    settle = functools.partial(wait_idle, everyone, conns, options.idle_cap, beats)
+                    rows = await _scenario(
                         scenario, config, target, workers, options, waited, settle, beats
                     )
-                )
+                    runs[target.name].append(rows)
+                    every_run.extend(rows)
+            for target, _ in targets:
+                results.extend(median_run(runs[target.name]))
         for target, workers in targets:
             await asyncio.gather(*(c.close() for c in [*target.phones, *target.dashboards]))
             if not workers.alive():
                 options.log(f"!! {target.name} worker died:\n{workers.log_tail()}")
         check = json.loads(run_fixtures(env, "verify"))
-        done = sum(
-            r.count
-            for r in results
-            if r.app == "narrator" and r.config == config.label and r.scenario in _CHALLENGES
-        )
+        done = sum(r.count for r in every_run if r.app == "narrator" and r.scenario in _CHALLENGES)
         options.checks.append(
             f"{config.label}: {check['challenges']} challenges in the database, "
             f"{check['resolved']} resolved ({check['voided']} voided by a narrator), "

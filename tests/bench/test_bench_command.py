@@ -187,3 +187,22 @@ def test_the_heartbeat_interval_is_read_from_the_client():
     assert load.client_constant("CAP", js) == 4000
     with pytest.raises(LookupError):
         load.client_constant("NOWHERE", js)
+
+
+def test_repeated_runs_print_the_median_run_with_every_run_in_its_note():
+    from bench.report import median_run
+
+    runs = [
+        [_result("paced", latencies=[ms / 1000] * 10, note="waited 1 s for idle"), _result("x")]
+        for ms in (95, 41, 48)
+    ]
+    chosen = median_run(runs)
+    assert chosen is runs[2]  # p99 48 ms: the median of 41, 48, 95
+    assert chosen[0].note == "waited 1 s for idle, median of 3 runs by p99: 95, 41, 48 ms"
+    storms = [[_result("reconnect_stale", elapsed=s)] for s in (3.0, 9.0)]
+    assert median_run(storms)[0].elapsed == 3.0  # of two, the lower
+    assert "median of 2 runs by elapsed: 3000, 9000 ms" in storms[0][0].note
+    single = [[_result("burst", note="as it was")]]
+    assert median_run(single)[0].note == "as it was"
+    with pytest.raises(ValueError):
+        median_run([])

@@ -86,6 +86,13 @@ class Command(BaseCommand):
             help="a smoke run: 40 phones, 2 dashboards, 5 challenges/s for 3 s, in-memory layer, "
             "heartbeat row 10 s",
         )
+        parser.add_argument(
+            "--repeat",
+            type=int,
+            default=1,
+            help="run each scenario N times, Narrator and bare interleaved; print the median run "
+            "(issue 14's goals are medians of three runs)",
+        )
         parser.add_argument("--output", help="also write the table to this file")
         parser.add_argument(
             "--profile", help="a folder: run Narrator's workers under cProfile, stats saved there"
@@ -115,6 +122,7 @@ class Command(BaseCommand):
             bare=not opts["no_bare"],
             heartbeat=not opts["no_heartbeat"],
             heartbeat_duration=opts["heartbeat_duration"],
+            repeat=opts["repeat"],
             profile=Path(opts["profile"]).resolve() if opts["profile"] else None,
             log=lambda line: print(line, file=sys.stderr, flush=True),
         )
@@ -125,6 +133,8 @@ class Command(BaseCommand):
             options.heartbeat_duration = min(options.heartbeat_duration, 10.0)
         if options.phones < 2 or options.phones % 2 or options.dashboards < 1:
             raise CommandError("--phones must be even and at least 2; --dashboards at least 1.")
+        if options.repeat < 1:
+            raise CommandError("--repeat must be at least 1.")
         if options.wait <= 0 or options.idle_cap < 0 or options.heartbeat_duration <= 0:
             raise CommandError(
                 "--wait and --heartbeat-duration must be positive and --idle-cap not negative."
