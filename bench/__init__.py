@@ -12,7 +12,8 @@ models), apart from the product it measures.
 - ``load``: simulated phones and dashboards (many sockets in one asyncio
   process, each pinging as ``static/narrator/app.js`` does) and the scenarios:
   paced, saturation, burst, time out, reconnect (current screens, and stale
-  ones with the dashboards, at once or jittered), heartbeat.
+  ones with the dashboards, at once or jittered), heartbeat, and the evening
+  (a realistic mix played from what the phones' cards offer).
 - ``report``: percentiles and the printed table.
 """
 
@@ -25,4 +26,5 @@ SCENARIOS = (
     "reconnect_stale",
     "reconnect_jitter",
     "heartbeat",
+    "evening",  # last: it adds Traits, wounds characters and spends their Traits
 )

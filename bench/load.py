@@ -64,6 +64,9 @@ BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
 _WHOLE_VIEW = re.compile(r'id="live"|id="challenge-list"')
 
 
+_CARD = re.compile(r'<article id="card-(\d+)" class="card stage-')
+
+
 class Lost(Exception):
     """A frame, ack or result never arrived within :data:`WAIT` seconds."""
 
@@ -120,6 +123,13 @@ class Conn:
         self.pings = 0  # heartbeats sent
         self.pongs: list[float] = []  # seconds from each ping to its pong
         self.ping_views = 0  # pings answered with a whole view (the screen was stale)
+        # The evening row reads the screen as a player would (``track_cards``):
+        # the last HTML of each card, when it came, and the start form's bids.
+        self.track_cards = False
+        self.last_answer_at = 0.0  # when the last ack or error of an action arrived
+        self.cards: dict[int, tuple[float, str]] = {}
+        self.start_bids = ""
+        self.card_changed = asyncio.Event()
 
     async def open(self) -> None:
         """Open the socket; a reconnect names the last stamp (``?v=``), as
@@ -209,6 +219,7 @@ class Conn:
                     self.doubled += 1
                 return
             self.acked.add(data["id"])
+            self.last_answer_at = now
             if data["type"] == "error":
                 self.errors.append(data.get("message", ""))
             if not future.done():
@@ -216,7 +227,18 @@ class Conn:
             return
         self._match(now, frame)
 
+    def _read_cards(self, now: float, frame: str) -> None:
+        for found in _CARD.finditer(frame):
+            end = frame.find("</article>", found.end())
+            self.cards[int(found.group(1))] = (now, frame[found.start() : end])
+            self.card_changed.set()
+        start = frame.find('<fieldset id="start-bids"')
+        if start >= 0:
+            self.start_bids = frame[start : frame.find("</fieldset>", start)]
+
     def _match(self, now: float, frame: str) -> None:
+        if self.track_cards:
+            self._read_cards(now, frame)
         if not self.waiters:
             return
         still = []
@@ -585,14 +607,22 @@ async def _challenge(target: Target, p: int, result: Result) -> None:
         result.lost += 1
 
 
-async def paced(target: Target, *, rate: float, duration: float, result: Result) -> None:
+async def paced(
+    target: Target,
+    *,
+    rate: float,
+    duration: float,
+    result: Result,
+    play: Callable[[int], Awaitable[None]] | None = None,
+) -> None:
     """Start ``rate`` challenges a second for ``duration`` seconds on idle pairs;
-    each is opened, answered and thrown; the round trip is throws → both results."""
+    each is opened, answered and thrown; the round trip is throws → both results.
+    ``play(pair)`` plays one challenge instead (the evening's)."""
     idle = deque(_playable(target, range(target.pairs), result))
     tasks = []
 
     async def run(p: int) -> None:
-        await _challenge(target, p, result)
+        await (_challenge(target, p, result) if play is None else play(p))
         idle.append(p)
 
     start = time.perf_counter()
@@ -829,3 +859,241 @@ async def reconnect_stale(
         await target.resume()
     except Lost:
         result.note += ", Resume did not reach every phone"
+
+
+# The evening (issue 14): a realistic mix, played by reading each phone's card.
+_BID_BUTTON = re.compile(r'<button name="bid" value="([^"]+)"')
+_BID_BOX = re.compile(
+    r'<input type="checkbox" name="bids" value="([^"]+)"(?: data-category="(\w+)")?'
+)
+_ADD_BUTTON = re.compile(r'<button name="bids" value="([^"]+)" aria-label="Add ')
+_OVERBID_BUTTON = re.compile(r'<button name="traits" value="([^"]+)" aria-label="Overbid with ')
+EVENING_MIX = {"relent": 0.12, "attack": 0.12, "negative": 0.15, "retest": 0.5}
+TIE_SHARE = 1 / 3  # of the tests: both sides throw the same
+
+
+class Evening:
+    """One evening row's plan and counts: each challenge is opened with a Trait
+    the challenger still has (her start form), answered with one the defender
+    still has (her card), and every later move is one her card offers
+    (``rules.legal_moves``, rendered by ``_card.html``): a defender relents,
+    a challenge is an attack, a side names a Negative Trait (right half the
+    time: ``negatives`` are the bench sheets' own), a tie is declared, the
+    loser overbids when offered, or accepts. Shares: :data:`EVENING_MIX`,
+    :data:`TIE_SHARE`. ``counts`` says what was played."""
+
+    def __init__(
+        self, target: Target, categories: tuple[str, ...], negatives: Callable[[int], dict]
+    ) -> None:
+        self.target = target
+        self.categories = categories
+        self.negatives = negatives  # character id -> {category: [Negative Trait names]}
+        self.rng = random.Random(17)
+        self.counts: Counter = Counter()
+
+    def _opening(self, phone: Conn) -> dict | None:
+        """The ``challenge.open`` fields from her start form, or None (no Trait left)."""
+        form = phone.start_bids
+        singles = [v for v in _BID_BUTTON.findall(form) if v.partition(":")[0] in self.categories]
+        if singles:
+            return {"bid": self.rng.choice(singles)}
+        boxes: dict[str, list[str]] = {}
+        for name, category in _BID_BOX.findall(form):
+            if category in self.categories:
+                boxes.setdefault(category, []).append(name)
+        pairs = [c for c, names in boxes.items() if len(names) >= 2]
+        if not pairs:
+            return None
+        category = self.rng.choice(pairs)
+        return {"bids": self.rng.sample(boxes[category], 2), "category": category}
+
+    async def challenge(self, p: int, result: Result) -> None:
+        """Play one challenge of pair ``p`` to its result (who challenges: either)."""
+        a, b = self.target.pair(p)
+        challenger, defender = (a, b) if self.rng.random() < 0.5 else (b, a)
+        opening = self._opening(challenger)
+        if opening is None:
+            self.counts["not opened: no Trait left"] += 1
+            return
+        plan = {k for k, share in EVENING_MIX.items() if self.rng.random() < share}
+        asked = defender.wait(Narrator.RESPONSE)
+        reply = await challenger.act(
+            action="challenge.open",
+            defender=defender.ident,
+            is_attack="attack" in plan,
+            **opening,
+        )
+        if reply["type"] != "ack":
+            self.counts["not opened: " + reply.get("message", "")[:60]] += 1
+            return
+        _, pk = await within(asked)
+        pk = int(pk)
+        self.counts["challenges"] += 1
+        self.counts["attacks"] += "attack" in plan
+        row = f'id="challenge-{pk}" class="row stage-resolved'
+        on_dashboards = [d.wait(row) for d in self.target.dashboards]
+        sides = {challenger: "challenger", defender: "defender"}
+        acted: dict[Conn, str] = {}
+        throws: dict[tuple[Conn, int], str] = {}
+        thrown: Counter = Counter()
+        last = time.perf_counter()
+        done = set()
+        # A card counts only if it came after the ack of her last move: one
+        # rendered before it (still offering that move) may arrive late.
+        floor: dict[Conn, float] = {}
+        while True:
+            for phone in sides:  # cleared before reading: a later frame sets it again
+                phone.card_changed.clear()
+            moved = False
+            for phone in (challenger, defender):
+                at, html = phone.cards.get(pk, (0.0, ""))
+                if "stage-resolved" in html[:80]:
+                    done.add(phone)
+                    continue
+                if not html or acted.get(phone) == html or at <= floor.get(phone, 0.0):
+                    continue
+                move = self._move(phone, sides[phone], html, plan, throws, thrown)
+                if move is None:
+                    continue
+                acted[phone] = html
+                last = time.perf_counter()
+                reply = await phone.act(challenge=pk, **move)
+                floor[phone] = phone.last_answer_at
+                moved = True
+                if reply["type"] != "ack":
+                    # A move raced by the other side's (her screen had not caught up,
+                    # as a player's tap may): refused, the next card shows what now.
+                    self.counts["moves refused: " + reply.get("message", "")[:50]] += 1
+            if len(done) == 2:
+                break
+            if not moved:
+                waits = [asyncio.ensure_future(phone.card_changed.wait()) for phone in sides]
+                finished, pending = await asyncio.wait(
+                    waits, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED
+                )
+                for waiting in pending:
+                    waiting.cancel()
+                if not finished:  # no move offered to either: a narrator ends it
+                    await self._void(pk)
+                    raise Lost(f"challenge {pk} waited on no move")
+        arrived = max(phone.cards[pk][0] for phone in (challenger, defender))
+        result.add(arrived - last)
+        self.target.dashboard_seen.append((last, on_dashboards))
+        outcome = challenger.cards[pk][1]
+        self.counts["ties"] += "a tie" in outcome
+        self.counts["draws"] += "draw" in outcome.lower()
+
+    def _move(self, phone, side, html, plan, throws, thrown) -> dict | None:
+        """The move this side makes on this card, or None (nothing for her now)."""
+        if 'value="challenge.relent"' in html and "relent" in plan and side == "defender":
+            self.counts["relented"] += 1
+            return {"action": "challenge.relent"}
+        if 'value="challenge.bid"' in html:
+            buttons = _BID_BUTTON.findall(html)
+            if buttons:
+                return {"action": "challenge.bid", "bid": self.rng.choice(buttons)}
+            boxes = [n for n, _ in _BID_BOX.findall(html)]
+            if len(boxes) >= 2:
+                return {"action": "challenge.bid", "bids": self.rng.sample(boxes, 2)}
+            if 'value="challenge.relent"' in html:
+                self.counts["relented: no Trait left"] += 1
+                return {"action": "challenge.relent"}
+            return None
+        if 'value="challenge.add_bid"' in html:
+            added = _ADD_BUTTON.findall(html)
+            return {"action": "challenge.add_bid", "bids": [added[0]]} if added else None
+        if 'value="challenge.declare"' in html:
+            self.counts["declarations"] += 1
+            return {"action": "challenge.declare"}
+        if 'value="challenge.answer"' in html:
+            return {"action": "challenge.answer"}
+        if 'value="challenge.accept"' in html:
+            overbid = _OVERBID_BUTTON.findall(html)
+            if overbid and "retest" in plan and ("retest", side) not in throws:
+                throws["retest", side] = "called"
+                self.counts["overbid retests"] += 1
+                return {
+                    "action": "challenge.retest",
+                    "kind": "overbid",
+                    "traits": [self.rng.choice(overbid)],
+                }
+            return {"action": "challenge.accept"}
+        if 'value="challenge.throw"' in html:
+            if (
+                "negative" in plan
+                and side == "challenger"
+                and 'value="challenge.negative"' in html
+                and ("negative", side) not in throws
+            ):
+                throws["negative", side] = "called"
+                self.counts["Negative Traits named"] += 1
+                return {"action": "challenge.negative", "name": self._negative(phone, html)}
+            test = thrown[phone]
+            thrown[phone] += 1
+            key = ("test", test)
+            if key not in throws:
+                first = self.rng.choice(THROWS)
+                if self.rng.random() < TIE_SHARE:
+                    other = first
+                else:
+                    other = BEATS[first] if self.rng.random() < 0.5 else BEATS[BEATS[first]]
+                throws[key] = f"{first}:{other}"
+            mine = throws[key].split(":")[0 if side == "challenger" else 1]
+            return {"action": "challenge.throw", "throw": mine}
+        return None
+
+    def _negative(self, phone: Conn, html: str) -> str:
+        """A Negative Trait name for the other side: one she has, half the time."""
+        pair = self.target.phones.index(phone)
+        other = self.target.phones[pair ^ 1]
+        held = [n for names in self.negatives(other.ident).values() for n in names]
+        if held and self.rng.random() < 0.5:
+            return self.rng.choice(held)
+        return "Clumsy"
+
+    async def _void(self, pk: int) -> None:
+        """A narrator voids a challenge that offered no move for :data:`WAIT` s (counted)."""
+        self.counts["voided: stuck"] += 1
+        await self.target.dashboards[0].act(
+            action="challenge.void", challenge=pk, reason="bench: refused move"
+        )
+
+
+async def evening(
+    target: Target,
+    *,
+    plan: Evening,
+    rate: float,
+    duration: float,
+    result: Result,
+    on_ready: Callable[[], None],
+) -> None:
+    """``rate`` challenges a second for ``duration`` seconds on idle pairs,
+    each played to its result by :class:`Evening`. The round trip: the move
+    that settled it (a throw, a declaration, a relent, an accept) → its
+    result on both phones; dashboards as in paced. ``result.note``: what was
+    played (challenges, ties, declarations, relents, attacks, retests,
+    Negative Traits named, refusals). First every phone asks for its whole
+    view (``sync``, as app.js on waking: the evening sheets were just added),
+    not timed; ``on_ready`` runs after (the CPU mark)."""
+    for phone in target.phones:
+        phone.track_cards = True
+    synced = [phone.wait('id="live"') for phone in target.connected()]
+    for phone in target.connected():
+        await phone._send(json.dumps({"action": "sync"}))
+    await gather_within(*synced)
+    on_ready()
+
+    async def play(p: int) -> None:
+        try:
+            await plan.challenge(p, result)
+        except Lost:
+            result.lost += 1
+
+    try:
+        await paced(target, rate=rate, duration=duration, result=result, play=play)
+    finally:
+        for phone in target.phones:
+            phone.track_cards = False
+            phone.cards.clear()
+    result.note = ", ".join(f"{n} {what}" for what, n in plan.counts.most_common())

@@ -101,7 +101,7 @@ def _elapsed(r: Result, _bare: Result | None) -> float:
 GOALS: tuple[Goal, ...] = (
     Goal(
         "CPU ms/each, dashboards included",
-        ("paced", "saturation", "burst"),
+        ("paced", "saturation", "burst", "evening"),
         10.0,
         "ms",
         lambda r, _b: r.cpu_ms_per_item_dashboards,
@@ -110,7 +110,7 @@ GOALS: tuple[Goal, ...] = (
     Goal("p99 ×bare", ("paced",), 3.0, "×", _ratio_to_bare(99)),
     Goal(
         "dashboard p99",
-        ("paced", "saturation", "burst"),
+        ("paced", "saturation", "burst", "evening"),
         250.0,
         "ms",
         lambda r, _b: r.dashboard_ms(99),
@@ -118,7 +118,7 @@ GOALS: tuple[Goal, ...] = (
     Goal("p99", ("burst",), 2000.0, "ms", lambda r, _b: r.ms(99)),
     Goal(
         "lost",
-        ("burst", "reconnect_stale", "reconnect_jitter", "heartbeat"),
+        ("burst", "reconnect_stale", "reconnect_jitter", "heartbeat", "evening"),
         0,
         "",
         lambda r, _b: r.lost + r.dashboard_lost,

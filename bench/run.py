@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import SCENARIOS, load
+from bench.fixtures import EVENING_CATEGORIES, evening_sheet
 from bench.report import Result, median_run, percentile
 from bench.servers import (
     Database,
@@ -29,7 +30,7 @@ from bench.servers import (
 
 BARE_PORT_OFFSET = 10
 IDLE_CPU = 0.03  # CPU seconds per second: a worker below this in every process is idle
-DASHBOARD_TIMED = ("paced", "saturation", "burst")  # rows whose results dashboards show
+DASHBOARD_TIMED = ("paced", "saturation", "burst", "evening")  # rows whose results dashboards show
 IDLE_SAMPLE = 0.5  # seconds between two CPU readings of the idle wait
 
 
@@ -157,11 +158,18 @@ async def run_config(
             first = False
             results.append(await _connect(config, target, workers, options, waited))
         every_run: list[Result] = []  # with --repeat, the runs not printed too
-        for scenario in options.scenarios:
+        evening_ready = False
+        # The evening last: it adds Traits, wounds characters and spends Traits.
+        for scenario in sorted(options.scenarios, key=lambda name: name == "evening"):
             runs: dict[str, list[list[Result]]] = {t.name: [] for t, _ in targets}
             for i in range(options.repeat):
                 # Interleaved: Narrator first, then bare; the next round the other way.
                 for target, workers in targets if i % 2 == 0 else targets[::-1]:
+                    if target.name == "bare" and scenario in NARRATOR_ONLY:
+                        continue
+                    if scenario == "evening" and not evening_ready:
+                        options.log(f"   evening sheets: {run_fixtures(env, 'evening').strip()}")
+                        evening_ready = True
                     waited = await wait_idle(everyone, conns, options.idle_cap, beats)
                     options.log(f"   {scenario} on {target.name} ({waited})")
                     settle = functools.partial(wait_idle, everyone, conns, options.idle_cap, beats)
@@ -171,7 +179,8 @@ async def run_config(
                     runs[target.name].append(rows)
                     every_run.extend(rows)
             for target, _ in targets:
-                results.extend(median_run(runs[target.name]))
+                if runs[target.name]:
+                    results.extend(median_run(runs[target.name]))
         for target, workers in targets:
             await asyncio.gather(*(c.close() for c in [*target.phones, *target.dashboards]))
             if not workers.alive():
@@ -182,7 +191,8 @@ async def run_config(
             f"{config.label}: {check['challenges']} challenges in the database, "
             f"{check['resolved']} resolved ({check['voided']} voided by a narrator), "
             f"{check['losses']} Traits lost, "
-            f"{check['doubled_losses']} challenges with a doubled loss; "
+            f"{check['doubled_losses']} challenges with a doubled loss, "
+            f"{check['overspent']} evening challenges or Traits with more lost than bid or held; "
             f"{done} results seen on both phones"
         )
     finally:
@@ -192,7 +202,8 @@ async def run_config(
         database.drop()
 
 
-_CHALLENGES = ("paced", "saturation", "burst")
+_CHALLENGES = ("paced", "saturation", "burst", "evening")
+NARRATOR_ONLY = ("evening",)  # the bare app has nothing like it: no bare row
 
 
 def _narrator(data: dict, ports: list[int], beats: load.Heartbeats) -> load.Narrator:
@@ -411,6 +422,16 @@ async def _play(
         )
     elif scenario == "time_out":
         await load.time_out(target, result=result)
+    elif scenario == "evening":
+        plan = load.Evening(target, EVENING_CATEGORIES, _evening_negatives)
+        await load.evening(
+            target,
+            plan=plan,
+            rate=options.rate,
+            duration=options.duration,
+            result=result,
+            on_ready=remark,
+        )
     elif scenario == "reconnect":
         await load.reconnect(target, result=result, settle=settled)
     elif scenario in ("reconnect_stale", "reconnect_jitter"):
@@ -424,3 +445,12 @@ async def _play(
         )
     else:
         raise ValueError(f"unknown scenario {scenario!r}")
+
+
+def _evening_negatives(character_id: int) -> dict[str, list[str]]:
+    """The Negative Traits of a bench character's evening sheet, by category."""
+    out: dict[str, list[str]] = {}
+    for name, category, _, negative in evening_sheet(character_id):
+        if negative:
+            out.setdefault(category, []).append(name)
+    return out
