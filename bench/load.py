@@ -875,6 +875,7 @@ _ADD_BUTTON = re.compile(r'<button name="bids" value="([^"]+)" aria-label="Add '
 _OVERBID_BUTTON = re.compile(r'<button name="traits" value="([^"]+)" aria-label="Overbid with ')
 EVENING_MIX = {"relent": 0.12, "attack": 0.12, "negative": 0.15, "retest": 0.5}
 TIE_SHARE = 1 / 3  # of the tests: both sides throw the same
+MAX_REFUSALS = 6  # moves refused in one challenge before a narrator voids it (lost)
 
 
 class Evening:
@@ -946,6 +947,7 @@ class Evening:
         # A card counts only if it came after the ack of her last move: one
         # rendered before it (still offering that move) may arrive late.
         floor: dict[Conn, float] = {}
+        refusals = 0
         while True:
             for phone in sides:  # cleared before reading: a later frame sets it again
                 phone.card_changed.clear()
@@ -963,12 +965,22 @@ class Evening:
                 acted[phone] = html
                 last = time.perf_counter()
                 reply = await phone.act(challenge=pk, **move)
-                floor[phone] = phone.last_answer_at
                 moved = True
-                if reply["type"] != "ack":
-                    # A move raced by the other side's (her screen had not caught up,
-                    # as a player's tap may): refused, the next card shows what now.
-                    self.counts["moves refused: " + reply.get("message", "")[:50]] += 1
+                if reply["type"] == "ack":
+                    floor[phone] = phone.last_answer_at
+                    continue
+                # A move raced by the other side's (her screen had not caught up,
+                # as a player's tap may): refused, nothing changed, so the cards
+                # she has are still current; she acts on the latest one again.
+                why = re.sub(r"Bench \d+", "a side", reply.get("message", ""))[:60]
+                self.counts[f"moves refused: {why}"] += 1
+                del acted[phone]
+                if move["action"] == "challenge.throw":
+                    thrown[phone] -= 1
+                refusals += 1
+                if refusals > MAX_REFUSALS:
+                    await self._void(pk)
+                    raise Lost(f"challenge {pk}: {refusals} moves refused")
             if len(done) == 2:
                 break
             if not moved:
@@ -1057,7 +1069,8 @@ class Evening:
         return "Clumsy"
 
     async def _void(self, pk: int) -> None:
-        """A narrator voids a challenge that offered no move for :data:`WAIT` s (counted)."""
+        """A narrator voids a challenge that offered no move for :data:`WAIT` s
+        or refused too many (counted)."""
         self.counts["voided: stuck"] += 1
         await self.target.dashboards[0].act(
             action="challenge.void", challenge=pk, reason="bench: refused move"
