@@ -10,8 +10,21 @@ models), apart from the product it measures.
 - ``servers``: the throwaway database, a private Redis, Daphne workers on
   loopback, and their CPU time and memory read from ``/proc``.
 - ``load``: simulated phones and dashboards (many sockets in one asyncio
-  process) and the scenarios: paced, saturation, burst, time out, reconnect.
+  process, each pinging as ``static/narrator/app.js`` does) and the scenarios:
+  paced, saturation, burst, time out, reconnect (current screens, and stale
+  ones with the dashboards, at once or jittered), heartbeat, and the evening
+  (a realistic mix played from what the phones' cards offer).
 - ``report``: percentiles and the printed table.
 """
 
-SCENARIOS = ("paced", "saturation", "burst", "time_out", "reconnect")
+SCENARIOS = (
+    "paced",
+    "saturation",
+    "burst",
+    "time_out",
+    "reconnect",
+    "reconnect_stale",
+    "reconnect_jitter",
+    "heartbeat",
+    "evening",  # last: it adds Traits, wounds characters and spends their Traits
+)

@@ -6,11 +6,16 @@ opened. Two subcommands:
 
 - ``prepare PHONES DASHBOARDS OUT``: migrate, then create one chronicle with an
   open session, ``PHONES`` players each with one present character (Physical
-  Trait *Quick* ×500, so no phone runs out of Traits to bid), ``DASHBOARDS``
-  narrators, and a logged-in session cookie for each; writes JSON to ``OUT``:
+  Trait *Quick* ×500, so no phone runs out of Traits to bid in the paced,
+  saturation and burst rows), ``DASHBOARDS`` narrators, and a logged-in
+  session cookie for each; writes JSON to ``OUT``:
   ``{"session": id, "phones": [[character_id, cookie], ...], "dashboards": [cookie, ...]}``.
-- ``verify``: print JSON counts of challenges, resolved challenges, Trait
-  losses and challenges with more than one loss (a doubled result).
+- ``evening``: give every bench character its evening sheet
+  (:func:`evening_sheet`: Social and Mental Traits like the demo's), once,
+  before the evening row; prints how many Traits were added.
+- ``verify``: print JSON counts of challenges, resolved challenges (of them,
+  voided by a narrator: the reconnect storms' rulings), Trait losses and
+  challenges with more than one loss (a doubled result).
 """
 
 from __future__ import annotations
@@ -21,6 +26,58 @@ import sys
 
 BID_TRAIT = "Quick"
 BID_COPIES = 500
+EVENING_CATEGORIES = ("social", "mental")
+_EVENING_TRAITS = {
+    "social": [
+        "Alluring",
+        "Charming",
+        "Commanding",
+        "Persuasive",
+        "Eloquent",
+        "Gracious",
+        "Intimidating",
+        "Witty",
+        "Dignified",
+        "Diplomatic",
+        "Expressive",
+        "Genial",
+    ],
+    "mental": [
+        "Clever",
+        "Cunning",
+        "Insightful",
+        "Knowledgeable",
+        "Observant",
+        "Patient",
+        "Reflective",
+        "Shrewd",
+        "Wily",
+        "Calm",
+        "Determined",
+        "Disciplined",
+    ],
+}
+_EVENING_NEGATIVES = {
+    "social": ["Condescending", "Tactless", "Naive", "Obnoxious", "Bestial"],
+    "mental": ["Oblivious", "Forgetful", "Gullible", "Impatient", "Shortsighted"],
+}
+
+
+def evening_sheet(character_id: int) -> list[tuple[str, str, int, bool]]:
+    """The evening row's Traits of one bench character, like the demo's
+    sheets: per category of :data:`EVENING_CATEGORIES`, 5 to 9 Traits with
+    counts 1 to 3 and one Negative Trait (so 12 to 20 Traits in all), drawn
+    from ``random.Random(character_id)``. Each is ``(name, category, count,
+    negative)``."""
+    import random
+
+    rng = random.Random(character_id)
+    sheet = []
+    for category in EVENING_CATEGORIES:
+        for name in rng.sample(_EVENING_TRAITS[category], rng.randint(5, 9)):
+            sheet.append((name, category, rng.randint(1, 3), False))
+        sheet.append((rng.choice(_EVENING_NEGATIVES[category]), category, 1, True))
+    return sheet
 
 
 def _setup() -> None:
@@ -62,6 +119,7 @@ def prepare(phones: int, dashboards: int, out: str) -> None:
             Trait(character=c, name=BID_TRAIT, category="physical", count=BID_COPIES)
             for c in characters
         )
+
         Presence.objects.bulk_create(Presence(session=session, character=c) for c in characters)
 
         store = SessionStore()
@@ -89,26 +147,70 @@ def prepare(phones: int, dashboards: int, out: str) -> None:
                 "session": session.pk,
                 "phones": [[c.pk, cookies[c.player_id]] for c in characters],
                 "dashboards": [cookies[n.pk] for n in narrators],
+                "negatives": {
+                    c.pk: {
+                        category: [
+                            n for n, cat, _, neg in evening_sheet(c.pk) if neg and cat == category
+                        ]
+                        for category in EVENING_CATEGORIES
+                    }
+                    for c in characters
+                },
             },
             fh,
         )
 
 
+def evening() -> None:
+    """Add :func:`evening_sheet` to every bench character that has none yet."""
+    from characters.models import Character, Trait
+
+    characters = Character.objects.filter(chronicle__name="Bench Chronicle").exclude(
+        traits__category__in=EVENING_CATEGORIES
+    )
+    added = Trait.objects.bulk_create(
+        Trait(character=c, name=name, category=category, count=count, negative=negative)
+        for c in characters
+        for name, category, count, negative in evening_sheet(c.pk)
+    )
+    print(json.dumps({"traits": len(added)}))
+
+
 def verify() -> None:
-    """Print the database's own count of challenges and losses as JSON."""
-    from django.db.models import Count
+    """Print the database's own count of challenges and losses as JSON.
+
+    ``doubled_losses``: challenges of one Trait bid a side (the Physical ones
+    of paced, saturation, burst: *Quick*) with more than one loss.
+    ``overspent``: evening challenges that cost more Trait copies than were
+    bid in them (a draw, two bids of a Wounded side, an overbid or a Negative
+    Trait owed may each cost more than one), and Traits with more copies lost
+    tonight than held."""
+    from django.db.models import Count, F
 
     from challenges.models import Challenge, TraitLoss
+    from characters.models import Trait
 
     resolved = Challenge.objects.filter(stage="resolved")
     per_challenge = TraitLoss.objects.values("challenge").annotate(n=Count("id"))
+    physical = per_challenge.filter(challenge__category="physical")
+    evening = {
+        row["challenge"]: row["n"]
+        for row in per_challenge.filter(challenge__category__in=EVENING_CATEGORIES)
+    }
+    overspent = sum(
+        evening.get(c.pk, 0) > len(c.state["challenger_bids"]) + len(c.state["defender_bids"])
+        for c in Challenge.objects.filter(pk__in=evening).only("state")
+    )
+    overspent += Trait.objects.annotate(n=Count("losses")).filter(n__gt=F("count")).count()
     print(
         json.dumps(
             {
                 "challenges": Challenge.objects.count(),
                 "resolved": resolved.count(),
+                "voided": resolved.filter(outcome="void").count(),
                 "losses": TraitLoss.objects.count(),
-                "doubled_losses": per_challenge.filter(n__gt=1).count(),
+                "doubled_losses": physical.filter(n__gt=1).count(),
+                "overspent": overspent,
             }
         )
     )
@@ -119,6 +221,8 @@ if __name__ == "__main__":
     command, *args = sys.argv[1:]
     if command == "prepare":
         prepare(int(args[0]), int(args[1]), args[2])
+    elif command == "evening":
+        evening()
     elif command == "verify":
         verify()
     else:

@@ -24,6 +24,7 @@ import time
 import uuid
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
@@ -37,8 +38,33 @@ from bench.report import Result
 # percentiles), only one that never arrives is lost. ``manage.py bench --wait``.
 WAIT = 120.0
 LATE = 2.0  # seconds: the burst's goal is p99 under this; its note counts results after it
+APP_JS = Path(__file__).resolve().parent.parent / "static" / "narrator" / "app.js"
+
+
+def client_constant(name: str, text: str | None = None) -> float:
+    """The number ``static/narrator/app.js`` assigns to ``var NAME`` (its
+    default when a ``window.`` override may come first), read from the file so
+    the bench follows the real client. Raises LookupError if it is not there."""
+    text = APP_JS.read_text() if text is None else text
+    found = re.search(rf"var {name} = (?:[\w.]+ \|\| )?(\d+(?:\.\d+)?)\s*;", text)
+    if found is None:
+        raise LookupError(f"no 'var {name} = <number>;' in {APP_JS}")
+    return float(found.group(1))
+
+
+# The client's heartbeat (app.js: ``setInterval(ping, HEARTBEAT_MS)``), in seconds.
+# app.js adds no jitter to it: sockets ping out of step only because they opened
+# at different moments, so each simulated socket starts at a random phase.
+HEARTBEAT = client_constant("HEARTBEAT_MS") / 1000
 THROWS = ("rock", "paper", "scissors")
 BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
+
+
+# The head of a whole view: a phone's (id="live") or a dashboard's (the challenge list).
+_WHOLE_VIEW = re.compile(r'id="live"|id="challenge-list"')
+
+
+_CARD = re.compile(r'<article id="card-(\d+)" class="card stage-')
 
 
 class Lost(Exception):
@@ -53,11 +79,33 @@ def set_wait(seconds: float) -> None:
     WAIT = float(seconds)
 
 
+RULINGS_PER_SECOND = 8.0  # a dashboard's rulings while the others are away, under WS_RATE
+_PHASES = random.Random(11)  # each socket's heartbeat phase
+
+
+class Heartbeats:
+    """The heartbeat of every socket of a run: its interval (seconds; 0: off)
+    and a pause the idle waits between rows use (a paused tick is skipped, as a
+    sleeping phone's would be, and the sockets keep their phases)."""
+
+    def __init__(self, interval: float = HEARTBEAT) -> None:
+        self.interval = interval
+        self.paused = False
+
+
 class Conn:
     """One websocket (a phone or a dashboard) with its acks and frame waiters."""
 
-    def __init__(self, url: str, origin: str, cookie: str | None = None, ident: int = 0) -> None:
+    def __init__(
+        self,
+        url: str,
+        origin: str,
+        cookie: str | None = None,
+        ident: int = 0,
+        beats: Heartbeats | None = None,
+    ) -> None:
         self.url = url
+        self.beats = beats  # shared by every socket of a run; None: no heartbeat
         self.origin = origin
         self.headers = {"Cookie": f"sessionid={cookie}"} if cookie else {}
         self.ident = ident  # character id (Narrator) or pair number (bare)
@@ -71,6 +119,18 @@ class Conn:
         self.acked: set[str] = set()
         self.waiters: list[tuple[Callable[[str], object], asyncio.Future]] = []
         self.stamp = ""  # of the last view frame, as app.js keeps it
+        self.beating: asyncio.Task | None = None  # the heartbeat, once the first view came
+        self.ping_at = 0.0  # when the unanswered ping went out (0: none)
+        self.pings = 0  # heartbeats sent
+        self.pongs: list[float] = []  # seconds from each ping to its pong
+        self.ping_views = 0  # pings answered with a whole view (the screen was stale)
+        # The evening row reads the screen as a player would (``track_cards``):
+        # the last HTML of each card, when it came, and the start form's bids.
+        self.track_cards = False
+        self.last_answer_at = 0.0  # when the last ack or error of an action arrived
+        self.cards: dict[int, tuple[float, str]] = {}
+        self.start_bids = ""
+        self.card_changed = asyncio.Event()
 
     async def open(self) -> None:
         """Open the socket; a reconnect names the last stamp (``?v=``), as
@@ -90,8 +150,44 @@ class Conn:
         )
         self.reader = asyncio.create_task(self._read())
 
+    def start_heartbeat(self) -> None:
+        """Ping as app.js does, every ``beats.interval`` seconds from a random
+        phase: ``{"action": "ping", "v": <last stamp>}``. No-op if off or running."""
+        beats = self.beats
+        if beats is None or beats.interval <= 0:
+            return
+        if self.beating is not None and not self.beating.done():
+            return
+        self.beating = asyncio.create_task(self._beat(beats, _PHASES.random() * beats.interval))
+
+    def stop_heartbeat(self) -> None:
+        """Stop pinging (a closed socket, or the heartbeat row ending); idempotent."""
+        if self.beating is not None:
+            self.beating.cancel()
+            self.beating = None
+        self.ping_at = 0.0
+
+    async def _beat(self, beats: Heartbeats, phase: float) -> None:
+        next_at = time.perf_counter() + phase
+        while True:
+            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+            next_at += beats.interval
+            if beats.paused or self.ws is None or self.ws.state is not State.OPEN:
+                continue
+            if not self.ping_at:  # app.js pings on every tick; one is timed at a time
+                self.ping_at = time.perf_counter()
+            self.pings += 1
+            await self._send(json.dumps({"action": "ping", "v": self.stamp}))
+
+    def _answered(self, now: float, whole_view: bool) -> None:
+        if self.ping_at:
+            self.pongs.append(now - self.ping_at)
+            self.ping_views += whole_view
+            self.ping_at = 0.0
+
     async def close(self) -> None:
         self.closing = True
+        self.stop_heartbeat()
         if self.ws is not None:
             await self.ws.close()
         if self.reader is not None:
@@ -109,9 +205,12 @@ class Conn:
     def _on_frame(self, now: float, frame: str) -> None:
         if frame[:6] == "<!--v:":
             self.stamp = frame[6 : frame.index("-->")]
+            if self.ping_at and _WHOLE_VIEW.search(frame):
+                self._answered(now, whole_view=True)  # a stale screen's ping
         if frame[:1] == "{":
             data = json.loads(frame)
             if data.get("type") == "pong":
+                self._answered(now, whole_view=False)
                 self._match(now, frame)  # "your screen is current"
                 return
             if data.get("type") not in ("ack", "error"):
@@ -122,6 +221,7 @@ class Conn:
                     self.doubled += 1
                 return
             self.acked.add(data["id"])
+            self.last_answer_at = now
             if data["type"] == "error":
                 self.errors.append(data.get("message", ""))
             if not future.done():
@@ -129,7 +229,18 @@ class Conn:
             return
         self._match(now, frame)
 
+    def _read_cards(self, now: float, frame: str) -> None:
+        for found in _CARD.finditer(frame):
+            end = frame.find("</article>", found.end())
+            self.cards[int(found.group(1))] = (now, frame[found.start() : end])
+            self.card_changed.set()
+        start = frame.find('<fieldset id="start-bids"')
+        if start >= 0:
+            self.start_bids = frame[start : frame.find("</fieldset>", start)]
+
     def _match(self, now: float, frame: str) -> None:
+        if self.track_cards:
+            self._read_cards(now, frame)
         if not self.waiters:
             return
         still = []
@@ -223,6 +334,9 @@ class Target:
         self.phones = phones
         self.dashboards = dashboards
         self.rng = random.Random(7)
+        # Issue 14: the steps before the throws, seconds each (Narrator's ready):
+        # "open" → the defender sees the request, "bid" → both see the throw buttons.
+        self.steps: dict[str, list[float]] = {"open": [], "bid": []}
         # Issue 14: per thrown challenge, (time of the last throw, one future a dashboard).
         self.dashboard_seen: list[tuple[float, list[asyncio.Future]]] = []
 
@@ -260,6 +374,12 @@ class Target:
     async def resume(self) -> None:
         """Lift the time out (the bare app has nothing to lift)."""
 
+    async def while_away(self, handles: list[object]) -> str:
+        """Rulings made through the first dashboard while the other sockets are
+        away: the bare app's is a Time out (one group send). Returns what changed."""
+        await self.dashboards[0].act(action="session.time_out")
+        return "Time out called"
+
     def counters(self) -> tuple[int, int]:
         """(doubled acks, server-closed sockets) so far, over every socket."""
         conns = [*self.phones, *self.dashboards]
@@ -275,18 +395,22 @@ class Narrator(Target):
     async def ready(self, p: int) -> object:
         challenger, defender = self.pair(p)
         asked = defender.wait(self.RESPONSE)
+        start = time.perf_counter()
         reply = await challenger.act(
             action="challenge.open", defender=defender.ident, bid=f"physical:{BID_TRAIT}"
         )
         if reply["type"] != "ack":
             raise Lost(reply.get("message"))
-        _, pk = await within(asked)
+        arrived, pk = await within(asked)
+        self.steps["open"].append(arrived - start)
         marker = f'id="card-{pk}" class="card stage-throws'
         seen = [challenger.wait(marker), defender.wait(marker)]
+        start = time.perf_counter()
         reply = await defender.act(action="challenge.bid", challenge=pk, bid=BID_TRAIT)
         if reply["type"] != "ack":
             raise Lost(reply.get("message"))
-        await gather_within(*seen)
+        shown = await gather_within(*seen)
+        self.steps["bid"].append(max(t for t, _ in shown) - start)
         return pk
 
     async def throw(self, p: int, handle: object) -> float:
@@ -309,6 +433,25 @@ class Narrator(Target):
         if any(r["type"] != "ack" for r in replies):
             raise Lost(replies)
         return max(t for t, _ in seen) - start
+
+    async def while_away(self, handles: list[object]) -> str:
+        """The first dashboard voids every challenge of ``handles`` (readied to
+        their throws) and calls Time out: every away phone's and dashboard's
+        screen is stale. Returns what changed."""
+        kept = self.dashboards[0]
+        refused = []
+        start = time.perf_counter()
+        for i, pk in enumerate(handles):
+            # A narrator's taps, one after another, under the socket's rate limit
+            # (settings.WS_RATE, 10 actions/s): a flood would close her socket.
+            await asyncio.sleep(max(0.0, start + i / RULINGS_PER_SECOND - time.perf_counter()))
+            reply = await kept.act(action="challenge.void", challenge=pk, reason="bench: ruled")
+            if reply["type"] != "ack":
+                refused.append(reply.get("message"))
+        if refused:
+            raise Lost(f"{len(refused)} voids refused: {refused[:3]}")
+        await kept.act(action="session.time_out")
+        return f"{len(handles)} challenges voided and Time out called"
 
     async def resume(self) -> None:
         futures = [phone.wait('class="time-out" role') for phone in self.connected()]
@@ -364,43 +507,82 @@ async def open_all(
     concurrency: int,
     errors: Counter | None = None,
     answers: Counter | None = None,
+    backoff: Callable[[int], float] | None = None,
+    since: float | None = None,
 ) -> tuple[list[float], int]:
     """Open every socket (``concurrency`` handshakes at a time) and wait for its
     first view. Returns per-socket seconds to the view, and failures; each
     failure's kind (e.g. ``HTTP 403``: Daphne's handshake timeout) is counted in
-    ``errors``; each first answer (``view`` or ``pong``) in ``answers``."""
+    ``errors``; each first answer (``view`` or ``pong``) in ``answers``.
+
+    With ``backoff`` (seconds before attempt N, from 0: :func:`app_backoff`)
+    each socket waits before its first attempt and retries a refused or
+    dropped handshake as app.js does, until :data:`WAIT` seconds from
+    ``since``; each retry is counted in ``errors`` as ``retried``. Times are
+    then from ``since`` (default: each attempt's start)."""
     gate = asyncio.Semaphore(concurrency)
     answers = Counter() if answers is None else answers
     times: list[float] = []
     failed = 0
     errors = Counter() if errors is None else errors
+    began = time.perf_counter() if since is None else since
 
-    async def one(conn: Conn) -> None:
-        nonlocal failed
+    async def attempt(conn: Conn) -> Exception | None:
         async with gate:
             # A phone's view holds id="live"; a dashboard's, the challenge list;
             # a reconnect naming a current stamp gets "pong" (its screen stays).
             view = conn.wait(re.compile(r'(id="live"|id="challenge-list"|"type": "pong")'))
-            start = time.perf_counter()
+            start = time.perf_counter() if since is None else since
             try:
                 await conn.open()
                 arrived, found = await within(view)
                 times.append(arrived - start)
+                conn.start_heartbeat()
                 answers["pong" if "pong" in str(found) else "view"] += 1
+                return None
             except (OSError, Lost, TimeoutError) as error:
-                failed += 1
-                errors[_kind(error)] += 1
+                return error
             except WebSocketException as error:
                 # Daphne answers 403 to a handshake the app did not accept within
                 # its 5 s (--websocket_connect_timeout), or drops it.
-                failed += 1
                 conn.server_closed += 1
-                errors[_kind(error)] += 1
+                return error
             finally:
                 view.cancel()  # a socket that never opened expects no view
 
+    async def one(conn: Conn) -> None:
+        nonlocal failed
+        tries = 0
+        while True:
+            if backoff is not None:
+                await asyncio.sleep(backoff(tries))
+            error = await attempt(conn)
+            if error is None:
+                return
+            retry = backoff is not None and not isinstance(error, Lost)
+            if not retry or time.perf_counter() - began > WAIT:
+                failed += 1
+                errors[_kind(error)] += 1
+                return
+            tries += 1
+            errors["retried"] += 1
+
     await asyncio.gather(*(one(c) for c in conns))
     return times, failed
+
+
+_BACKOFF = random.Random(13)
+# app.js's reconnect delay (htmx.config.wsReconnectDelay): full jitter,
+# random() × min(BACKOFF_CAP_MS, BASE × 2^retry), both read from app.js.
+BACKOFF_CAP = client_constant("BACKOFF_CAP_MS") / 1000
+BACKOFF_BASE = (
+    float(re.search(r"BACKOFF_CAP_MS, (\d+) \* Math\.pow", APP_JS.read_text()).group(1)) / 1000
+)
+
+
+def app_backoff(retry: int) -> float:
+    """Seconds app.js waits before reconnect attempt ``retry`` (0: the first)."""
+    return _BACKOFF.random() * min(BACKOFF_CAP, BACKOFF_BASE * 2**retry)
 
 
 def _kind(error: Exception) -> str:
@@ -430,14 +612,22 @@ async def _challenge(target: Target, p: int, result: Result) -> None:
         result.lost += 1
 
 
-async def paced(target: Target, *, rate: float, duration: float, result: Result) -> None:
+async def paced(
+    target: Target,
+    *,
+    rate: float,
+    duration: float,
+    result: Result,
+    play: Callable[[int], Awaitable[None]] | None = None,
+) -> None:
     """Start ``rate`` challenges a second for ``duration`` seconds on idle pairs;
-    each is opened, answered and thrown; the round trip is throws → both results."""
+    each is opened, answered and thrown; the round trip is throws → both results.
+    ``play(pair)`` plays one challenge instead (the evening's)."""
     idle = deque(_playable(target, range(target.pairs), result))
     tasks = []
 
     async def run(p: int) -> None:
-        await _challenge(target, p, result)
+        await (_challenge(target, p, result) if play is None else play(p))
         idle.append(p)
 
     start = time.perf_counter()
@@ -521,6 +711,55 @@ async def time_out(target: Target, *, result: Result) -> None:
         result.note = ", ".join(filter(None, [result.note, "Resume did not reach every phone"]))
 
 
+def take_pongs(conns: list[Conn]) -> tuple[list[float], int, int]:
+    """Drain what the heartbeats of ``conns`` measured since the last call:
+    ``(seconds from each ping to its answer, pings sent, pings answered with
+    a whole view)``."""
+    latencies: list[float] = []
+    pings = views = 0
+    for conn in conns:
+        latencies.extend(conn.pongs)
+        pings += conn.pings
+        views += conn.ping_views
+        conn.pongs, conn.pings, conn.ping_views = [], 0, 0
+    return latencies, pings, views
+
+
+async def heartbeat(target: Target, *, beats: Heartbeats, duration: float, result: Result) -> None:
+    """Every phone and dashboard only pings (``beats.interval``, as app.js;
+    started here if the run has them off) for ``duration`` seconds; then the
+    pings still unanswered get :data:`WAIT` seconds. ``result.latencies``:
+    ping → pong (or the whole view a stale screen gets); ``elapsed``: the
+    duration, so ``cpu_percent`` is the worker's CPU as a share of one core."""
+    conns = [*target.phones, *target.dashboards]
+    was_off = beats.interval <= 0
+    if was_off:
+        beats.interval = HEARTBEAT
+        for conn in conns:
+            if conn.ws is not None and conn.ws.state is State.OPEN:
+                conn.start_heartbeat()
+    take_pongs(conns)
+    await asyncio.sleep(duration)
+    beats.paused = True  # no new pings: only the answers of those sent are awaited
+    try:
+        deadline = time.perf_counter() + WAIT
+        while any(c.ping_at for c in conns) and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+        result.lost = sum(bool(c.ping_at) for c in conns)
+        result.latencies, pings, views = take_pongs(conns)
+    finally:
+        beats.paused = False
+        if was_off:
+            beats.interval = 0
+            for conn in conns:
+                conn.stop_heartbeat()
+    result.elapsed = duration
+    result.note = (
+        f"{pings} pings from {len(conns)} sockets every {HEARTBEAT:g} s, "
+        f"{views} answered with a whole view"
+    )
+
+
 async def reconnect(
     target: Target, *, result: Result, settle: Callable[[], Awaitable[str]] | None = None
 ) -> None:
@@ -545,3 +784,334 @@ async def reconnect(
     if errors:
         back += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"
     result.note = f"after the drop {settled}, {back}" if settled else back
+
+
+async def reconnect_stale(
+    target: Target,
+    *,
+    result: Result,
+    settle: Callable[[], Awaitable[str]],
+    jitter: bool = False,
+    share: int = 4,
+    on_done: Callable[[], None] | None = None,
+) -> None:
+    """Issue 14's storm with stale screens: every ``share``-th pair readies a
+    challenge to its throws; every phone and every dashboard but the first
+    drops; the first dashboard rules while they are away
+    (:meth:`Target.while_away`: voids and Time out, so every screen is stale);
+    once the workers are idle (``settle``: the row's CPU is counted from
+    there), everyone reconnects: at once, or with ``jitter`` after app.js's
+    backoff delays (and its retries of a refused handshake). Latencies:
+    phones, from the storm's start to their view; ``dashboard_latencies``:
+    the dashboards'; ``elapsed``: until the last one is current. Then
+    ``on_done`` runs (the CPU mark) and the first dashboard resumes play
+    (not timed)."""
+    kept, away_dashboards = target.dashboards[0], target.dashboards[1:]
+    gate = asyncio.Semaphore(50)
+
+    async def ready(p: int) -> object:
+        async with gate:
+            try:
+                return await target.ready(p)
+            except Lost:
+                return Lost
+
+    pairs = _playable(target, range(0, target.pairs, share), result)
+    readied = [h for h in await asyncio.gather(*(ready(p) for p in pairs)) if h is not Lost]
+    await asyncio.gather(*(c.close() for c in [*target.phones, *away_dashboards]))
+    changed = await target.while_away(readied) if kept.ws is not None else "nothing (no dashboard)"
+    settled = await settle()
+    start = time.perf_counter()
+    errors: Counter = Counter()
+    answers: Counter = Counter()
+    backoff = app_backoff if jitter else None
+    (phone_times, phones_failed), (dash_times, dashboards_failed) = await asyncio.gather(
+        open_all(
+            target.phones,
+            concurrency=len(target.phones),
+            errors=errors,
+            answers=answers,
+            backoff=backoff,
+            since=start,
+        ),
+        open_all(
+            away_dashboards,
+            concurrency=max(1, len(away_dashboards)),
+            errors=errors,
+            answers=answers,
+            backoff=backoff,
+            since=start,
+        ),
+    )
+    result.elapsed = time.perf_counter() - start
+    if on_done is not None:
+        on_done()
+    result.latencies = phone_times
+    result.dashboard_latencies = dash_times
+    result.lost = phones_failed
+    result.dashboard_lost = dashboards_failed
+    back = len(phone_times) + len(dash_times)
+    everyone = len(target.phones) + len(away_dashboards)
+    result.note = (
+        f"after the drop {len(readied)} of {len(pairs)} readied, {changed}, {settled}; "
+        f"{'jittered as app.js, ' if jitter else 'all at once, '}"
+        f"{back} of {everyone} back in {result.elapsed:.1f} s: "
+        f"{answers['view']} whole views, {answers['pong']} pong"
+    )
+    if errors:
+        result.note += " (" + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"
+    try:
+        await target.resume()
+    except Lost:
+        result.note += ", Resume did not reach every phone"
+
+
+# The evening (issue 14): a realistic mix, played by reading each phone's card.
+_BID_BUTTON = re.compile(r'<button name="bid" value="([^"]+)"')
+_BID_BOX = re.compile(
+    r'<input type="checkbox" name="bids" value="([^"]+)"(?: data-category="(\w+)")?'
+)
+_ADD_BUTTON = re.compile(r'<button name="bids" value="([^"]+)" aria-label="Add ')
+_OVERBID_BUTTON = re.compile(r'<button name="traits" value="([^"]+)" aria-label="Overbid with ')
+EVENING_MIX = {"relent": 0.12, "attack": 0.12, "negative": 0.15, "retest": 0.5}
+TIE_SHARE = 1 / 3  # of the tests: both sides throw the same
+MAX_REFUSALS = 6  # moves refused in one challenge before a narrator voids it (lost)
+
+
+class Evening:
+    """One evening row's plan and counts: each challenge is opened with a Trait
+    the challenger still has (her start form), answered with one the defender
+    still has (her card), and every later move is one her card offers
+    (``rules.legal_moves``, rendered by ``_card.html``): a defender relents,
+    a challenge is an attack, a side names a Negative Trait (right half the
+    time: ``negatives`` are the bench sheets' own), a tie is declared, the
+    loser overbids when offered, or accepts. Shares: :data:`EVENING_MIX`,
+    :data:`TIE_SHARE`. ``counts`` says what was played."""
+
+    def __init__(
+        self, target: Target, categories: tuple[str, ...], negatives: Callable[[int], dict]
+    ) -> None:
+        self.target = target
+        self.categories = categories
+        self.negatives = negatives  # character id -> {category: [Negative Trait names]}
+        self.rng = random.Random(17)
+        self.counts: Counter = Counter()
+
+    def _opening(self, phone: Conn) -> dict | None:
+        """The ``challenge.open`` fields from her start form, or None (no Trait left)."""
+        form = phone.start_bids
+        singles = [v for v in _BID_BUTTON.findall(form) if v.partition(":")[0] in self.categories]
+        if singles:
+            return {"bid": self.rng.choice(singles)}
+        boxes: dict[str, list[str]] = {}
+        for name, category in _BID_BOX.findall(form):
+            if category in self.categories:
+                boxes.setdefault(category, []).append(name)
+        pairs = [c for c, names in boxes.items() if len(names) >= 2]
+        if not pairs:
+            return None
+        category = self.rng.choice(pairs)
+        return {"bids": self.rng.sample(boxes[category], 2), "category": category}
+
+    async def challenge(self, p: int, result: Result) -> None:
+        """Play one challenge of pair ``p`` to its result (who challenges: either)."""
+        a, b = self.target.pair(p)
+        challenger, defender = (a, b) if self.rng.random() < 0.5 else (b, a)
+        opening = self._opening(challenger)
+        if opening is None:
+            self.counts["not opened: no Trait left"] += 1
+            return
+        plan = {k for k, share in EVENING_MIX.items() if self.rng.random() < share}
+        asked = defender.wait(Narrator.RESPONSE)
+        reply = await challenger.act(
+            action="challenge.open",
+            defender=defender.ident,
+            is_attack="attack" in plan,
+            **opening,
+        )
+        if reply["type"] != "ack":
+            self.counts["not opened: " + reply.get("message", "")[:60]] += 1
+            return
+        _, pk = await within(asked)
+        pk = int(pk)
+        self.counts["challenges"] += 1
+        self.counts["attacks"] += "attack" in plan
+        row = f'id="challenge-{pk}" class="row stage-resolved'
+        on_dashboards = [d.wait(row) for d in self.target.dashboards]
+        sides = {challenger: "challenger", defender: "defender"}
+        acted: dict[Conn, str] = {}
+        throws: dict[tuple[Conn, int], str] = {}
+        thrown: Counter = Counter()
+        last = time.perf_counter()
+        done = set()
+        # A card counts only if it came after the ack of her last move: one
+        # rendered before it (still offering that move) may arrive late.
+        floor: dict[Conn, float] = {}
+        refusals = 0
+        while True:
+            for phone in sides:  # cleared before reading: a later frame sets it again
+                phone.card_changed.clear()
+            moved = False
+            for phone in (challenger, defender):
+                at, html = phone.cards.get(pk, (0.0, ""))
+                if "stage-resolved" in html[:80]:
+                    done.add(phone)
+                    continue
+                if not html or acted.get(phone) == html or at <= floor.get(phone, 0.0):
+                    continue
+                move = self._move(phone, sides[phone], html, plan, throws, thrown)
+                if move is None:
+                    continue
+                acted[phone] = html
+                last = time.perf_counter()
+                reply = await phone.act(challenge=pk, **move)
+                moved = True
+                if reply["type"] == "ack":
+                    floor[phone] = phone.last_answer_at
+                    continue
+                # A move raced by the other side's (her screen had not caught up,
+                # as a player's tap may): refused, nothing changed, so the cards
+                # she has are still current; she acts on the latest one again.
+                why = re.sub(r"Bench \d+", "a side", reply.get("message", ""))[:60]
+                self.counts[f"moves refused: {why}"] += 1
+                del acted[phone]
+                if move["action"] == "challenge.throw":
+                    thrown[phone] -= 1
+                refusals += 1
+                if refusals > MAX_REFUSALS:
+                    await self._void(pk)
+                    raise Lost(f"challenge {pk}: {refusals} moves refused")
+            if len(done) == 2:
+                break
+            if not moved:
+                waits = [asyncio.ensure_future(phone.card_changed.wait()) for phone in sides]
+                finished, pending = await asyncio.wait(
+                    waits, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED
+                )
+                for waiting in pending:
+                    waiting.cancel()
+                if not finished:  # no move offered to either: a narrator ends it
+                    await self._void(pk)
+                    raise Lost(f"challenge {pk} waited on no move")
+        arrived = max(phone.cards[pk][0] for phone in (challenger, defender))
+        result.add(arrived - last)
+        self.target.dashboard_seen.append((last, on_dashboards))
+        outcome = challenger.cards[pk][1]
+        self.counts["ties"] += "a tie" in outcome
+        self.counts["draws"] += "draw" in outcome.lower()
+
+    def _move(self, phone, side, html, plan, throws, thrown) -> dict | None:
+        """The move this side makes on this card, or None (nothing for her now)."""
+        if 'value="challenge.relent"' in html and "relent" in plan and side == "defender":
+            self.counts["relented"] += 1
+            return {"action": "challenge.relent"}
+        if 'value="challenge.bid"' in html:
+            buttons = _BID_BUTTON.findall(html)
+            if buttons:
+                return {"action": "challenge.bid", "bid": self.rng.choice(buttons)}
+            boxes = [n for n, _ in _BID_BOX.findall(html)]
+            if len(boxes) >= 2:
+                return {"action": "challenge.bid", "bids": self.rng.sample(boxes, 2)}
+            if 'value="challenge.relent"' in html:
+                self.counts["relented: no Trait left"] += 1
+                return {"action": "challenge.relent"}
+            return None
+        if 'value="challenge.add_bid"' in html:
+            added = _ADD_BUTTON.findall(html)
+            return {"action": "challenge.add_bid", "bids": [added[0]]} if added else None
+        if 'value="challenge.declare"' in html:
+            self.counts["declarations"] += 1
+            return {"action": "challenge.declare"}
+        if 'value="challenge.answer"' in html:
+            return {"action": "challenge.answer"}
+        if 'value="challenge.accept"' in html:
+            overbid = _OVERBID_BUTTON.findall(html)
+            if overbid and "retest" in plan and ("retest", side) not in throws:
+                throws["retest", side] = "called"
+                self.counts["overbid retests"] += 1
+                return {
+                    "action": "challenge.retest",
+                    "kind": "overbid",
+                    "traits": [self.rng.choice(overbid)],
+                }
+            return {"action": "challenge.accept"}
+        if 'value="challenge.throw"' in html:
+            if (
+                "negative" in plan
+                and side == "challenger"
+                and 'value="challenge.negative"' in html
+                and ("negative", side) not in throws
+            ):
+                throws["negative", side] = "called"
+                self.counts["Negative Traits named"] += 1
+                return {"action": "challenge.negative", "name": self._negative(phone, html)}
+            test = thrown[phone]
+            thrown[phone] += 1
+            key = ("test", test)
+            if key not in throws:
+                first = self.rng.choice(THROWS)
+                if self.rng.random() < TIE_SHARE:
+                    other = first
+                else:
+                    other = BEATS[first] if self.rng.random() < 0.5 else BEATS[BEATS[first]]
+                throws[key] = f"{first}:{other}"
+            mine = throws[key].split(":")[0 if side == "challenger" else 1]
+            return {"action": "challenge.throw", "throw": mine}
+        return None
+
+    def _negative(self, phone: Conn, html: str) -> str:
+        """A Negative Trait name for the other side: one she has, half the time."""
+        pair = self.target.phones.index(phone)
+        other = self.target.phones[pair ^ 1]
+        held = [n for names in self.negatives(other.ident).values() for n in names]
+        if held and self.rng.random() < 0.5:
+            return self.rng.choice(held)
+        return "Clumsy"
+
+    async def _void(self, pk: int) -> None:
+        """A narrator voids a challenge that offered no move for :data:`WAIT` s
+        or refused too many (counted)."""
+        self.counts["voided: stuck"] += 1
+        await self.target.dashboards[0].act(
+            action="challenge.void", challenge=pk, reason="bench: refused move"
+        )
+
+
+async def evening(
+    target: Target,
+    *,
+    plan: Evening,
+    rate: float,
+    duration: float,
+    result: Result,
+    on_ready: Callable[[], None],
+) -> None:
+    """``rate`` challenges a second for ``duration`` seconds on idle pairs,
+    each played to its result by :class:`Evening`. The round trip: the move
+    that settled it (a throw, a declaration, a relent, an accept) → its
+    result on both phones; dashboards as in paced. ``result.note``: what was
+    played (challenges, ties, declarations, relents, attacks, retests,
+    Negative Traits named, refusals). First every phone asks for its whole
+    view (``sync``, as app.js on waking: the evening sheets were just added),
+    not timed; ``on_ready`` runs after (the CPU mark)."""
+    for phone in target.phones:
+        phone.track_cards = True
+    synced = [phone.wait('id="live"') for phone in target.connected()]
+    for phone in target.connected():
+        await phone._send(json.dumps({"action": "sync"}))
+    await gather_within(*synced)
+    on_ready()
+
+    async def play(p: int) -> None:
+        try:
+            await plan.challenge(p, result)
+        except Lost:
+            result.lost += 1
+
+    try:
+        await paced(target, rate=rate, duration=duration, result=result, play=play)
+    finally:
+        for phone in target.phones:
+            phone.track_cards = False
+            phone.cards.clear()
+    result.note = ", ".join(f"{n} {what}" for what, n in plan.counts.most_common())

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import SCENARIOS, load
-from bench.report import Result
+from bench.fixtures import EVENING_CATEGORIES, evening_sheet
+from bench.report import Result, median_run, percentile
 from bench.servers import (
     Database,
     Redis,
@@ -29,7 +30,7 @@ from bench.servers import (
 
 BARE_PORT_OFFSET = 10
 IDLE_CPU = 0.03  # CPU seconds per second: a worker below this in every process is idle
-DASHBOARD_TIMED = ("paced", "saturation", "burst")  # rows whose results dashboards show
+DASHBOARD_TIMED = ("paced", "saturation", "burst", "evening")  # rows whose results dashboards show
 IDLE_SAMPLE = 0.5  # seconds between two CPU readings of the idle wait
 
 
@@ -64,6 +65,9 @@ class Options:
     port_base: int = 8500
     server: str = "daphne"  # ASGI server of every worker: bench.servers.SERVERS
     bare: bool = True
+    heartbeat: bool = True  # every socket pings as app.js does, in every scenario
+    heartbeat_duration: float = 30.0  # seconds of the heartbeat scenario
+    repeat: int = 1  # runs of each scenario, Narrator and bare interleaved; the median printed
     connect_concurrency: int = 100
     wait: float = load.WAIT  # seconds before an expected frame counts as lost
     idle_cap: float = 120.0  # seconds the workers may take to become idle between rows
@@ -138,47 +142,62 @@ async def run_config(
         run_fixtures(env, "prepare", str(options.phones), str(options.dashboards), str(data_file))
         data = json.loads(data_file.read_text())
         ports = [options.port_base + i for i in range(config.workers)]
+        beats = load.Heartbeats(load.HEARTBEAT if options.heartbeat else 0.0)
         real = Workers(
             "narrator.asgi:application", ports, env, workdir, options.profile, options.server
         )
         real.start()
-        targets = [(_narrator(data, ports), real)]
+        targets = [(_narrator(data, ports, beats), real)]
         if options.bare:
             bare_ports = [p + BARE_PORT_OFFSET for p in ports]
             bare = Workers(
                 "bench.bare:application", bare_ports, env, workdir, server=options.server
             )
             bare.start()
-            targets.append((_bare(options, bare_ports), bare))
+            targets.append((_bare(options, bare_ports, beats), bare))
         everyone = [w for _, w in targets]
         conns = [c for t, _ in targets for c in (*t.phones, *t.dashboards)]
         first = True
         for target, workers in targets:
-            waited = "" if first else await wait_idle(everyone, conns, options.idle_cap)
+            waited = "" if first else await wait_idle(everyone, conns, options.idle_cap, beats)
             first = False
             results.append(await _connect(config, target, workers, options, waited))
-        for scenario in options.scenarios:
-            for target, workers in targets:
-                waited = await wait_idle(everyone, conns, options.idle_cap)
-                options.log(f"   {scenario} on {target.name} ({waited})")
-                settle = functools.partial(wait_idle, everyone, conns, options.idle_cap)
-                results.append(
-                    await _scenario(scenario, config, target, workers, options, waited, settle)
-                )
+        every_run: list[Result] = []  # with --repeat, the runs not printed too
+        evening_ready = False
+        # The evening last: it adds Traits, wounds characters and spends Traits.
+        for scenario in sorted(options.scenarios, key=lambda name: name == "evening"):
+            runs: dict[str, list[list[Result]]] = {t.name: [] for t, _ in targets}
+            for i in range(options.repeat):
+                # Interleaved: Narrator first, then bare; the next round the other way.
+                for target, workers in targets if i % 2 == 0 else targets[::-1]:
+                    if target.name == "bare" and scenario in NARRATOR_ONLY:
+                        continue
+                    if scenario == "evening" and not evening_ready:
+                        options.log(f"   evening sheets: {run_fixtures(env, 'evening').strip()}")
+                        evening_ready = True
+                    waited = await wait_idle(everyone, conns, options.idle_cap, beats)
+                    options.log(f"   {scenario} on {target.name} ({waited})")
+                    settle = functools.partial(wait_idle, everyone, conns, options.idle_cap, beats)
+                    rows = await _scenario(
+                        scenario, config, target, workers, options, waited, settle, beats
+                    )
+                    runs[target.name].append(rows)
+                    every_run.extend(rows)
+            for target, _ in targets:
+                if runs[target.name]:
+                    results.extend(median_run(runs[target.name]))
         for target, workers in targets:
             await asyncio.gather(*(c.close() for c in [*target.phones, *target.dashboards]))
             if not workers.alive():
                 options.log(f"!! {target.name} worker died:\n{workers.log_tail()}")
         check = json.loads(run_fixtures(env, "verify"))
-        done = sum(
-            r.count
-            for r in results
-            if r.app == "narrator" and r.config == config.label and r.scenario in _CHALLENGES
-        )
+        done = sum(r.count for r in every_run if r.app == "narrator" and r.scenario in _CHALLENGES)
         options.checks.append(
             f"{config.label}: {check['challenges']} challenges in the database, "
-            f"{check['resolved']} resolved, {check['losses']} Traits lost, "
-            f"{check['doubled_losses']} challenges with a doubled loss; "
+            f"{check['resolved']} resolved ({check['voided']} voided by a narrator), "
+            f"{check['losses']} Traits lost, "
+            f"{check['doubled_losses']} challenges with a doubled loss, "
+            f"{check['overspent']} evening challenges or Traits with more lost than bid or held; "
             f"{done} results seen on both phones"
         )
     finally:
@@ -188,42 +207,59 @@ async def run_config(
         database.drop()
 
 
-_CHALLENGES = ("paced", "saturation", "burst")
+_CHALLENGES = ("paced", "saturation", "burst", "evening")
+NARRATOR_ONLY = ("evening",)  # the bare app has nothing like it: no bare row
 
 
-def _narrator(data: dict, ports: list[int]) -> load.Narrator:
+def _narrator(data: dict, ports: list[int], beats: load.Heartbeats) -> load.Narrator:
     def url(i: int, path: str) -> tuple[str, str]:
         port = ports[i % len(ports)]
         return f"ws://127.0.0.1:{port}{path}", f"http://127.0.0.1:{port}"
 
     phones = [
-        load.Conn(*url(i, f"/ws/play/{cid}/"), cookie=cookie, ident=cid)
+        load.Conn(*url(i, f"/ws/play/{cid}/"), cookie=cookie, ident=cid, beats=beats)
         for i, (cid, cookie) in enumerate(data["phones"])
     ]
     dashboards = [
-        load.Conn(*url(i, f"/ws/narrate/{data['session']}/"), cookie=cookie)
+        load.Conn(*url(i, f"/ws/narrate/{data['session']}/"), cookie=cookie, beats=beats)
         for i, cookie in enumerate(data["dashboards"])
     ]
     return load.Narrator(phones, dashboards)
 
 
-def _bare(options: Options, ports: list[int]) -> load.Bare:
+def _bare(options: Options, ports: list[int], beats: load.Heartbeats) -> load.Bare:
     def url(i: int, path: str) -> tuple[str, str]:
         port = ports[i % len(ports)]
         return f"ws://127.0.0.1:{port}{path}", f"http://127.0.0.1:{port}"
 
     phones = [
-        load.Conn(*url(i, f"/ws/bare/play/{i // 2}/"), ident=i // 2) for i in range(options.phones)
+        load.Conn(*url(i, f"/ws/bare/play/{i // 2}/"), ident=i // 2, beats=beats)
+        for i in range(options.phones)
     ]
-    dashboards = [load.Conn(*url(i, "/ws/bare/narrate/")) for i in range(options.dashboards)]
+    dashboards = [
+        load.Conn(*url(i, "/ws/bare/narrate/"), beats=beats) for i in range(options.dashboards)
+    ]
     return load.Bare(phones, dashboards)
 
 
-async def wait_idle(workers: list[Workers], conns: list[load.Conn], cap: float) -> str:
+async def wait_idle(
+    workers: list[Workers],
+    conns: list[load.Conn],
+    cap: float,
+    beats: load.Heartbeats | None = None,
+) -> str:
     """Wait until no worker process of ``workers`` used more than :data:`IDLE_CPU`
     of a core over :data:`IDLE_SAMPLE` s and no socket of ``conns`` expects a
     frame, at most ``cap`` seconds; what it still expected then is forgotten.
-    Returns the note for the next row: ``waited 12 s for idle`` (or why not)."""
+    The heartbeats of ``beats`` pause meanwhile (their own cost is the
+    heartbeat row's). Returns the note for the next row: ``waited 12 s for
+    idle`` (or why not)."""
+    if beats is not None:
+        beats.paused = True
+        try:
+            return await wait_idle(workers, conns, cap)
+        finally:
+            beats.paused = False
     start = time.perf_counter()
     before, at = [w.cpu_each() for w in workers], time.perf_counter()
     while True:
@@ -289,20 +325,30 @@ async def _scenario(
     options: Options,
     waited: str,
     settle,
-) -> Result:
+    beats: load.Heartbeats,
+) -> list[Result]:
+    """Play ``scenario`` on ``target``: its row, then (paced, saturation) a row
+    per step before the throws (``STEP_ROWS``)."""
     result = Result(scenario, config.label, target.name)
+    for times in target.steps.values():
+        times.clear()
     doubled, closed = target.counters()
+    everyone = [*target.phones, *target.dashboards]
+    load.take_pongs(everyone)
     mark = {"cpu": workers.stat().cpu, "client": _client_cpu(), "wall": time.perf_counter()}
 
     def remark() -> None:
         mark.update(cpu=workers.stat().cpu, client=_client_cpu(), wall=time.perf_counter())
 
+    def stop() -> None:  # the row's work is done: what follows is tidying up
+        mark["stop"] = workers.stat().cpu
+
     try:
-        await _play(scenario, target, options, result, remark, settle)
+        await _play(scenario, target, options, result, remark, settle, beats, stop)
     except load.Lost as error:
         result.note = f"stopped: no answer within {load.WAIT:.0f} s ({error})"
         options.log(f"   {scenario} on {target.name}: {result.note}")
-    result.cpu_seconds = workers.stat().cpu - mark["cpu"]
+    result.cpu_seconds = mark.get("stop", workers.stat().cpu) - mark["cpu"]
     wall = time.perf_counter() - mark["wall"]
     if scenario in DASHBOARD_TIMED:
         # Issue 14: the worker's CPU until every dashboard has every result too,
@@ -317,16 +363,56 @@ async def _scenario(
     result.doubled = doubled_after - doubled
     result.server_closed = closed_after - closed
     notes = [waited, *([result.note] if result.note else [])]
+    pongs, pings, views = load.take_pongs(everyone)
+    if pings and scenario != "heartbeat":
+        notes.append(
+            f"{pings} pings: to the answer p50 {percentile(pongs, 50) * 1000:.0f} ms, "
+            f"p99 {percentile(pongs, 99) * 1000:.0f} ms, {views} whole views"
+        )
     notes.append(f"client CPU {client:.0f}%")
     if result.skipped:
         notes.append(f"{result.skipped} starts skipped (no idle pair)")
     if result.unplayable:
         notes.append(f"{result.unplayable} pairs left out (a phone never connected)")
     result.note = ", ".join(notes)
-    return result
+    return [result, *_step_rows(result, target)]
 
 
-async def _play(scenario: str, target, options: Options, result: Result, remark, settle) -> None:
+STEP_ROWS = ("paced", "saturation")  # rows followed by their open and bid rows
+STEPS = {
+    "open": "open → the defender's phone shows the request",
+    "bid": "bid → both phones show the throw buttons",
+}
+
+
+def _step_rows(result: Result, target: load.Target) -> list[Result]:
+    """Issue 14: ``<scenario> open`` and ``<scenario> bid`` rows, the round
+    trips before the throws of the challenges ``result`` played (seconds;
+    no CPU of their own: the challenge's row counts it)."""
+    if result.scenario not in STEP_ROWS:
+        return []
+    return [
+        Result(
+            f"{result.scenario} {step}",
+            result.config,
+            result.app,
+            latencies=list(target.steps[step]),
+            elapsed=result.elapsed,
+            note=what,
+        )
+        for step, what in STEPS.items()
+        if target.steps[step]
+    ]
+
+
+async def _play(
+    scenario: str, target, options: Options, result: Result, remark, settle, beats, stop
+) -> None:
+    async def settled() -> str:  # worker CPU is counted from here: reconnects only
+        note = await settle()
+        remark()
+        return note
+
     if scenario == "paced":
         await load.paced(target, rate=options.rate, duration=options.duration, result=result)
     elif scenario == "saturation":
@@ -335,15 +421,41 @@ async def _play(scenario: str, target, options: Options, result: Result, remark,
         )
     elif scenario == "burst":
         await load.burst(target, result=result, on_ready=remark)
+    elif scenario == "heartbeat":
+        await load.heartbeat(
+            target, beats=beats, duration=options.heartbeat_duration, result=result
+        )
     elif scenario == "time_out":
         await load.time_out(target, result=result)
+    elif scenario == "evening":
+        plan = load.Evening(target, EVENING_CATEGORIES, _evening_negatives)
+        await load.evening(
+            target,
+            plan=plan,
+            rate=options.rate,
+            duration=options.duration,
+            result=result,
+            on_ready=remark,
+        )
     elif scenario == "reconnect":
-
-        async def settled() -> str:  # worker CPU is counted from here: reconnects only
-            note = await settle()
-            remark()
-            return note
-
         await load.reconnect(target, result=result, settle=settled)
+    elif scenario in ("reconnect_stale", "reconnect_jitter"):
+        # The rulings made while away are not counted, nor the Resume after.
+        await load.reconnect_stale(
+            target,
+            result=result,
+            settle=settled,
+            jitter=scenario == "reconnect_jitter",
+            on_done=stop,
+        )
     else:
         raise ValueError(f"unknown scenario {scenario!r}")
+
+
+def _evening_negatives(character_id: int) -> dict[str, list[str]]:
+    """The Negative Traits of a bench character's evening sheet, by category."""
+    out: dict[str, list[str]] = {}
+    for name, category, _, negative in evening_sheet(character_id):
+        if negative:
+            out.setdefault(category, []).append(name)
+    return out

@@ -1,7 +1,7 @@
 """A smoke run of ``manage.py bench --quick``: it starts its own workers (Daphne,
-then Uvicorn) on loopback (ports 8580-8591, or from ``BENCH_TEST_PORT_BASE``)
-and a throwaway SQLite database, so it runs as a subprocess, outside pytest's
-test database."""
+then Uvicorn) on loopback (ports 8580-8591, or from ``BENCH_PORT_BASE``:
+parallel worktrees give each its own) and a throwaway SQLite database, so it
+runs as a subprocess, outside pytest's test database."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import sys
 import pytest
 from django.conf import settings
 
+import bench
 from bench.report import Result, rows, table, verdict
+from bench.run import NARRATOR_ONLY, STEPS
 
-PORT_BASE = os.getenv("BENCH_TEST_PORT_BASE", "8580")
-SCENARIOS = ("connect", "paced", "saturation", "burst", "time_out", "reconnect")
+PORT_BASE = os.getenv("BENCH_PORT_BASE", os.getenv("BENCH_TEST_PORT_BASE", "8580"))
+SCENARIOS = ("connect", *bench.SCENARIOS)
 
 
 def _table(text: str) -> list[dict[str, str]]:
@@ -43,6 +45,8 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
             server,
             "--port-base",
             PORT_BASE,
+            "--redis-port",
+            os.environ.get("BENCH_REDIS_PORT", "6393"),
             # A row that never finds idle workers, or a frame that never comes,
             # fails an assertion below instead of the subprocess timeout.
             "--idle-cap",
@@ -59,14 +63,22 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
     )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = _table(done.stdout)
+    # Issue 14: paced and saturation are followed by their open and bid rows (Narrator's).
+    steps = {(f"{s} {step}", "narrator") for s in ("paced", "saturation") for step in STEPS}
     assert {(r["scenario"], r["app"]) for r in rows} == {
-        (s, app) for s in SCENARIOS for app in ("narrator", "bare")
-    }
+        (s, app)
+        for s in SCENARIOS
+        for app in ("narrator", "bare")
+        if not (app == "bare" and s in NARRATOR_ONLY)
+    } | steps
     for row in rows:
         assert int(row["n"]) > 0, row
         assert (row["lost"], row["doubled"], row["closed"]) == ("0", "0", "0"), row
-        # Every row but the first waited for idle workers and says how long.
-        if row is not rows[0]:
+        if (row["scenario"], row["app"]) in steps:
+            assert row["note"] == STEPS[row["scenario"].split()[1]], row
+            assert float(row["p99 ms"]) > 0 and re.match(r"(meets|misses|$)", row["verdict"])
+        elif row is not rows[0]:
+            # Every row but the first waited for idle workers and says how long.
             assert re.match(r"waited \d+ s for idle", row["note"]), row
     for row in rows:
         if row["app"] == "narrator" and row["scenario"] in ("paced", "saturation", "burst"):
@@ -80,7 +92,32 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
         assert re.search(
             r"after the drop waited \d+ s for idle, 40 of 40 back in", notes["reconnect", app]
         ), notes
+        # Issue 14: 40 phones and 2 dashboards ping once in the 10 s heartbeat row.
+        assert re.match(
+            r"waited \d+ s for idle, 42 pings from 42 sockets every 10 s", notes["heartbeat", app]
+        ), notes
+        # Issue 14: screens stale (rulings while away), the dashboards dropped too:
+        # 40 phones and 1 dashboard (the other made the rulings) come back to views.
+        for storm, how in (("reconnect_stale", "all at once"), ("reconnect_jitter", "jittered")):
+            assert re.search(
+                rf"{how}.*41 of 41 back in [\d.]+ s: 41 whole views, 0 pong", notes[storm, app]
+            ), notes
+        assert "5 challenges voided and Time out called" in notes["reconnect_stale", "narrator"]
+    for row in rows:
+        if row["scenario"] in ("reconnect_stale", "reconnect_jitter"):
+            assert row["dash lost"] == "0" and float(row["dash p99 ms"]) > 0, row
+        if row["scenario"] == "heartbeat":
+            assert int(row["n"]) == 42 and float(row["CPU % core"]) > 0, row
+        if row["scenario"] == "paced":  # heartbeats run in every row, timed in its note
+            assert re.search(r"\d+ pings: to the answer p50 \d+ ms", row["note"]), row
+    assert re.search(r"resolved \(10 voided by a narrator\)", done.stdout), done.stdout[-500:]
+    # Issue 14: the evening is played to its results from what the cards offer.
+    evening = next(r for r in rows if r["scenario"] == "evening")
+    assert evening["dash lost"] == "0" and float(evening["dash p99 ms"]) > 0, evening
+    assert re.search(r"\b15 challenges\b", evening["note"]), evening
+    assert "voided: stuck" not in evening["note"], evening
     assert "0 challenges with a doubled loss" in done.stdout
+    assert "0 evening challenges or Traits with more lost than bid or held" in done.stdout
     assert out.read_text().strip() == done.stdout.strip()
 
 
@@ -111,7 +148,18 @@ def _result(scenario: str, app: str = "narrator", **figures) -> Result:
         (_result("burst", idle_after=45.0), "misses: idle after 45.0 s > 5.0 s"),
         (_result("burst", dashboard_lost=3), "misses: lost 3 > 0"),
         (_result("reconnect", elapsed=12.0), "misses: elapsed 12.0 s > 10.0 s"),
+        (
+            _result("reconnect_jitter", elapsed=11.0, dashboard_lost=1),
+            "misses: lost 1 > 0; elapsed 11.0 s > 10.0 s",
+        ),
+        (_result("heartbeat", elapsed=30.0, cpu_seconds=0.9), "meets"),
+        (
+            _result("heartbeat", elapsed=30.0, cpu_seconds=3.0, lost=2),
+            "misses: lost 2 > 0; CPU of a core 10.0 % > 5.0 %",
+        ),
         (_result("connect"), ""),
+        (_result("paced bid", latencies=[0.3] * 100), "misses: p99 300.0 ms > 100.0 ms"),
+        (_result("saturation open", latencies=[0.3] * 100), ""),
         (_result("paced", app="bare", latencies=[9.0]), ""),
     ],
 )
@@ -141,3 +189,47 @@ def test_the_table_prints_the_dashboard_columns_and_the_verdict_beside_the_old_o
         "1",
     )
     assert printed["verdict"].startswith("misses: CPU ms/each, dashboards included 90.0 ms")
+
+
+def test_the_heartbeat_interval_is_read_from_the_client():
+    from bench import load
+
+    assert load.client_constant("HEARTBEAT_MS") == load.HEARTBEAT * 1000 > 0
+    js = "var HEARTBEAT_MS = window.NARRATOR_HEARTBEAT_MS || 7000; // tests\nvar CAP = 4000;"
+    assert load.client_constant("HEARTBEAT_MS", js) == 7000
+    assert load.client_constant("CAP", js) == 4000
+    with pytest.raises(LookupError):
+        load.client_constant("NOWHERE", js)
+
+
+def test_repeated_runs_print_the_median_run_with_every_run_in_its_note():
+    from bench.report import median_run
+
+    runs = [
+        [_result("paced", latencies=[ms / 1000] * 10, note="waited 1 s for idle"), _result("x")]
+        for ms in (95, 41, 48)
+    ]
+    chosen = median_run(runs)
+    assert chosen is runs[2]  # p99 48 ms: the median of 41, 48, 95
+    assert chosen[0].note == "waited 1 s for idle, median of 3 runs by p99: 95, 41, 48 ms"
+    storms = [[_result("reconnect_stale", elapsed=s)] for s in (3.0, 9.0)]
+    assert median_run(storms)[0].elapsed == 3.0  # of two, the lower
+    assert "median of 2 runs by elapsed: 3000, 9000 ms" in storms[0][0].note
+    single = [[_result("burst", note="as it was")]]
+    assert median_run(single)[0].note == "as it was"
+    with pytest.raises(ValueError):
+        median_run([])
+
+
+def test_an_evening_sheet_is_like_the_demos_and_the_same_every_run():
+    from bench.fixtures import EVENING_CATEGORIES, evening_sheet
+
+    sheet = evening_sheet(42)
+    assert sheet == evening_sheet(42) != evening_sheet(43)
+    assert 12 <= len(sheet) <= 20
+    assert {category for _, category, _, _ in sheet} == set(EVENING_CATEGORIES)
+    assert all(1 <= count <= 3 for _, _, count, _ in sheet)
+    for category in EVENING_CATEGORIES:
+        assert sum(neg for _, cat, _, neg in sheet if cat == category) == 1
+        names = [name for name, cat, _, _ in sheet if cat == category]
+        assert len(names) == len(set(names))

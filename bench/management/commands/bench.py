@@ -74,9 +74,28 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-bare", action="store_true", help="skip the bare baseline")
         parser.add_argument(
+            "--no-heartbeat",
+            action="store_true",
+            help="sockets do not ping (app.js pings every HEARTBEAT_MS) outside the heartbeat row",
+        )
+        parser.add_argument(
+            "--heartbeat-duration",
+            type=float,
+            default=30.0,
+            help="seconds the heartbeat scenario only pings",
+        )
+        parser.add_argument(
             "--quick",
             action="store_true",
-            help="a smoke run: 40 phones, 2 dashboards, 5 challenges/s for 3 s, in-memory layer",
+            help="a smoke run: 40 phones, 2 dashboards, 5 challenges/s for 3 s, in-memory layer, "
+            "heartbeat row 10 s",
+        )
+        parser.add_argument(
+            "--repeat",
+            type=int,
+            default=1,
+            help="run each scenario N times, Narrator and bare interleaved; print the median run "
+            "(issue 14's goals are medians of three runs)",
         )
         parser.add_argument("--output", help="also write the table to this file")
         parser.add_argument(
@@ -106,6 +125,9 @@ class Command(BaseCommand):
             wait=opts["wait"],
             idle_cap=opts["idle_cap"],
             bare=not opts["no_bare"],
+            heartbeat=not opts["no_heartbeat"],
+            heartbeat_duration=opts["heartbeat_duration"],
+            repeat=opts["repeat"],
             profile=Path(opts["profile"]).resolve() if opts["profile"] else None,
             log=lambda line: print(line, file=sys.stderr, flush=True),
         )
@@ -113,10 +135,15 @@ class Command(BaseCommand):
             options.phones, options.dashboards = 40, 2
             options.rate, options.duration, options.saturation_pairs = 5.0, 3.0, 10
             options.layers, options.workers = ("memory",), (1,)
+            options.heartbeat_duration = min(options.heartbeat_duration, 10.0)
         if options.phones < 2 or options.phones % 2 or options.dashboards < 1:
             raise CommandError("--phones must be even and at least 2; --dashboards at least 1.")
-        if options.wait <= 0 or options.idle_cap < 0:
-            raise CommandError("--wait must be positive and --idle-cap not negative.")
+        if options.repeat < 1:
+            raise CommandError("--repeat must be at least 1.")
+        if options.wait <= 0 or options.idle_cap < 0 or options.heartbeat_duration <= 0:
+            raise CommandError(
+                "--wait and --heartbeat-duration must be positive and --idle-cap not negative."
+            )
         if unknown := set(options.scenarios) - set(SCENARIOS):
             raise CommandError(f"Unknown scenarios: {', '.join(sorted(unknown))}.")
         if unknown := set(options.layers) - {"memory", "redis"}:
