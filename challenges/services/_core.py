@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import IntegrityError, connection
+from django.utils import timezone
 
 from challenges.models import Challenge, ClientAction, TraitLoss
 from challenges.rules import Stage
@@ -40,7 +42,11 @@ def _claim(user, msg_id: str, action: str) -> None:
     if not msg_id or len(msg_id) > 64:
         raise ActionRefused("This action has no valid id.")
     try:
-        ClientAction.objects.create(user=user, msg_id=msg_id, action=action)
+        # One plain INSERT: building the ORM's cost five times running it.
+        _insert(
+            ClientAction,
+            [{"user": user.pk, "msg_id": msg_id, "action": action, "created_at": timezone.now()}],
+        )
     except IntegrityError:
         raise AlreadyDone(msg_id) from None
 
@@ -170,6 +176,47 @@ def _rows(sql: str, params: Sequence) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def _columns(model, names: Sequence[str]) -> tuple[list, str]:
+    """The fields ``names`` of ``model`` and their quoted columns, comma-separated."""
+    fields = [model._meta.get_field(name) for name in names]
+    return fields, ", ".join(connection.ops.quote_name(f.column) for f in fields)
+
+
+def _insert(model, rows: Sequence[dict[str, Any]]) -> None:
+    """INSERT ``rows`` (``{field name: value}``, every row with the same
+    fields, a foreign key given by its id) into ``model``'s table in one plain
+    statement, each value prepared for the database as the ORM prepares it
+    (``Field.get_db_prep_save``: JSON, aware datetimes). No model instance,
+    no signal, no default filled in (give every column that has no database
+    default, ``created_at`` too). Raises IntegrityError as the ORM does."""
+    if not rows:
+        return
+    fields, columns = _columns(model, list(rows[0]))
+    one = f"({_marks(fields)})"
+    params = [f.get_db_prep_save(row[f.name], connection) for row in rows for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {model._meta.db_table} ({columns}) VALUES {', '.join([one] * len(rows))}",
+            params,
+        )
+
+
+def _update(model, where: dict[str, Any], values: dict[str, Any]) -> int:
+    """UPDATE ``model``'s rows matching every ``{field name: value}`` of
+    ``where`` to ``values`` in one plain statement, values prepared as
+    :func:`_insert` prepares them. Returns the number of rows updated."""
+    fields, _ = _columns(model, list(values))
+    keys, _ = _columns(model, list(where))
+    quote = connection.ops.quote_name
+    sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    match = " AND ".join(f"{quote(f.column)} = %s" for f in keys)
+    params = [f.get_db_prep_save(values[f.name], connection) for f in fields]
+    params += [f.get_db_prep_save(where[f.name], connection) for f in keys]
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {model._meta.db_table} SET {sets} WHERE {match}", params)
+        return cursor.rowcount
 
 
 def _marks(values: Sequence) -> str:
