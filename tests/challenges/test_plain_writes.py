@@ -73,3 +73,41 @@ def test_a_repeated_message_id_is_already_done_and_changes_nothing(game):
     assert Test.objects.get(challenge=challenge).defender_throw == ""
     assert type(challenge).objects.get(pk=challenge.pk).version == challenge.version
     assert ClientAction.objects.filter(msg_id=msg_id).count() == 1
+
+
+def test_a_defender_is_found_in_the_sessions_chronicle_only(game):
+    """``views.character_in_session`` (plain SQL): her full row, or
+    ActionRefused for a character of another chronicle or none."""
+    from challenges import views
+    from characters.models import Chronicle
+    from tests.factories import make_character
+
+    found = views.character_in_session(game["session"], game["grady"].pk)
+    assert (found.pk, found.name, found.chronicle_id) == (
+        game["grady"].pk,
+        "Grady",
+        game["session"].chronicle_id,
+    )
+    assert found.health == game["grady"].health and found.player_id == game["grady_player"].pk
+    elsewhere = make_character(
+        Chronicle.objects.create(name="Elsewhere"), "Stranger", present=False
+    )
+    for pk in (elsewhere.pk, 10**6):
+        with pytest.raises(services.ActionRefused, match="no such character in this chronicle"):
+            views.character_in_session(game["session"], pk)
+
+
+@pytest.mark.parametrize(
+    ("change", "refusal"),
+    [({"time_out": True}, "Time out!"), ({"ended_at": datetime.now(UTC)}, "session is over")],
+)
+def test_an_open_in_a_time_out_or_an_ended_session_is_refused(game, change, refusal):
+    """The open reads its session and ruleset in one plain query
+    (``_lock_session_ruleset``) and still refuses, creating nothing."""
+    from challenges.models import Challenge
+    from characters.models import GameSession
+
+    GameSession.objects.filter(pk=game["session"].pk).update(**change)
+    with pytest.raises(services.ActionRefused, match=refusal):
+        opposed_challenge(game["session"], game["helen"], game["grady"], bid="Ferocious")
+    assert not Challenge.objects.exists() and not ClientAction.objects.exists()
