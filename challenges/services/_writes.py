@@ -73,6 +73,8 @@ def _save(
     Blood Traits (:func:`_save_blood`). Then broadcast ids after commit."""
     state = transition.state
     challenge.state = state.to_dict()
+    # The views' parse of this row is this very state (views.shared.parsed_state).
+    challenge.__dict__["parsed_state"] = (challenge.state, state)
     challenge.stage = state.stage.value
     challenge.stage_since = datetime.fromtimestamp(state.stage_since, tz=UTC)
     challenge.outcome = state.outcome.value if state.outcome else ""
