@@ -111,3 +111,25 @@ def test_an_open_in_a_time_out_or_an_ended_session_is_refused(game, change, refu
     with pytest.raises(services.ActionRefused, match=refusal):
         opposed_challenge(game["session"], game["helen"], game["grady"], bid="Ferocious")
     assert not Challenge.objects.exists() and not ClientAction.objects.exists()
+
+
+def test_a_locked_challenge_is_the_row_the_orm_reads(game):
+    """``_lock_challenge`` builds the row from a plain query (``_from_row``):
+    every field as the ORM converts it (state decoded, aware datetimes), and
+    its session's state beside it."""
+    from challenges.models import Challenge
+    from challenges.services._core import _lock_challenge
+
+    challenge = opposed_challenge(
+        game["session"], game["helen"], game["grady"], bid="Ferocious", answer="Tough"
+    )
+    locked = _lock_challenge(challenge.pk, for_play=True)
+    orm = Challenge.objects.get(pk=challenge.pk)
+    for field in Challenge._meta.concrete_fields:
+        mine, theirs = getattr(locked, field.attname), getattr(orm, field.attname)
+        assert (mine, type(mine)) == (theirs, type(theirs)), field.name
+    assert isinstance(locked.state, dict) and locked.stage_since.tzinfo is not None
+    assert not locked._state.adding and locked.session_chronicle_id == game["session"].chronicle_id
+    assert not locked.session_ended_at and not locked.session_time_out
+    with pytest.raises(services.ActionRefused, match="no such challenge"):
+        _lock_challenge(10**6, for_play=True)
