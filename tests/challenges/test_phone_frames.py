@@ -5,9 +5,9 @@ A whole view costs ~9 queries and every move reaches both phones of a
 challenge, so: a new challenge is appended to the open cards, a bid or a throw
 replaces its card, a result moves the card on top of the results (the oldest
 beyond ``RECENT_RESOLVED`` taken off). A result that costs the phone's
-character Traits sends her card with her sheet and bid buttons out of band;
-only a health level lost, or other open cards offering her Traits, redraw
-the whole view.
+character Traits (or health) sends her card with her sheet and bid buttons
+(and health) out of band; only other open cards or mob scenes offering her
+Traits redraw the whole view.
 """
 
 from __future__ import annotations
@@ -127,7 +127,9 @@ async def test_a_result_moves_the_winners_card_and_redraws_the_losers_view(game)
     await grady.close()
 
 
-async def _grady_loses(game, helen: Phone, grady: Phone, *, is_attack=False) -> list[str]:
+async def _grady_loses(
+    game, helen: Phone, grady: Phone, *, is_attack=False, bids=("Tough",)
+) -> list[str]:
     """Helen challenges Grady (Ferocious against Tough) and wins; the frames
     Grady's phone gets for the result."""
     extra = {"is_attack": "on"} if is_attack else {}
@@ -135,7 +137,7 @@ async def _grady_loses(game, helen: Phone, grady: Phone, *, is_attack=False) -> 
         helen, action="challenge.open", defender=game["grady"].pk, bid="physical:Ferocious", **extra
     )
     pk = await database_sync_to_async(lambda: Challenge.objects.latest("id").pk)()
-    await _act(grady, action="challenge.bid", challenge=pk, bid="Tough")
+    await _act(grady, action="challenge.bid", challenge=pk, bids=list(bids))
     await _act(helen, action="challenge.throw", challenge=pk, throw="rock")
     await grady.settle()
     frames = await _frames_of(
@@ -160,14 +162,18 @@ async def test_a_loss_with_another_open_card_redraws_the_losers_view(game):
     await grady.close()
 
 
-async def test_a_wound_redraws_the_losers_view(game):
-    """An attack's result costs him a health level too: his whole view (health, clock)."""
+async def test_a_wound_sends_the_losers_card_sheet_and_health_not_her_view(game):
+    """An attack's result costs him a health level too: his card, his sheet
+    and bid buttons (two Traits to bid now, met_classic Bruised) and who he is
+    (health, its clock) out of band; his screen and stamp equal a fresh render."""
     helen, grady = await _phones(game)
-    frames = await _grady_loses(game, helen, grady, is_attack=True)
-    assert any('id="live"' in f for f in frames)
-    assert "Bruised" in grady.view
-    for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
-        await _assert_current(phone, character, game["session"])
+    for n, (level, bids) in enumerate((("Bruised", ["Tough"]), ("Wounded", ["Tough"] * 2))):
+        frames = await _grady_loses(game, helen, grady, is_attack=True, bids=bids)
+        assert len(frames) == 1 and 'id="live"' not in frames[0], n
+        assert 'id="who"' in frames[0] and 'id="sheet"' in frames[0]
+        assert f'class="health health-{n + 1}">{level}</strong>' in grady.view
+        for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
+            await _assert_current(phone, character, game["session"])
     await helen.close()
     await grady.close()
 
