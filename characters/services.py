@@ -186,6 +186,31 @@ class Sheet:
             categories=[replace(c, traits=[line(t) for t in c.traits]) for c in self.categories],
         )
 
+    def with_losses(self, losses: Sequence[tuple[int | None, str, Category]]) -> tuple[Sheet, int]:
+        """This sheet with one more copy lost of each of ``losses`` (``(Trait
+        id or None, name as bid, category)``, one per copy: a result's
+        ``Loss`` entries of hers), and how many of them it holds: what
+        :func:`character_sheet` reads once that result's TraitLoss rows are
+        committed, without a query. Matched as the result's rows are written
+        (``challenges.services._writes._save_losses``): by id, else by exact
+        name and category, among her non-negative Traits; a loss of a Trait
+        not on this sheet changes nothing and is not counted."""
+        by_key: Counter[object] = Counter()
+        for trait_id, name, category in losses:
+            by_key[trait_id if trait_id is not None else (name, category)] += 1
+        matched = 0
+
+        def line(t: TraitLine) -> TraitLine:
+            nonlocal matched
+            more = by_key.pop(t.id, 0) + by_key.pop((t.name, t.category), 0)
+            if not more:
+                return t
+            matched += more
+            return replace(t, lost=min(t.lost + more, t.count))
+
+        categories = [replace(c, traits=[line(t) for t in c.traits]) for c in self.categories]
+        return replace(self, categories=categories), matched
+
 
 def character_sheet(character: Character, session: GameSession | None) -> Sheet:
     """Build ``character``'s sheet for ``session``: Traits by category (Physical,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from dataclasses import replace
 from types import SimpleNamespace
 from urllib.parse import parse_qs
 
@@ -24,7 +25,13 @@ from challenges.consumers.base import (
     pool_spec,
 )
 from challenges.realtime import character_group, chronicle_group, session_group
-from challenges.views.phone import _with_sheet, bns_maneuver_choices, focus_spent, start_options
+from challenges.views.phone import (
+    _with_sheet,
+    bns_maneuver_choices,
+    focus_spent,
+    health_clock,
+    start_options,
+)
 from characters.services import character_sheet
 
 log = logging.getLogger(__name__)
@@ -209,13 +216,19 @@ class PlayConsumer(RollActions, BaseConsumer):
     @database_sync_to_async
     def _render_change(self, challenge_id: int, version: int | None) -> str | None:
         """The frame for one changed challenge of hers: "" when the phone already
-        shows that version, None when it needs its whole view (her sheet changed:
-        a result cost her a Trait or a health level, or the change cannot be
-        placed), else one card frame (``_card_frame.html``): replaced in place,
-        appended to the open ones, or moved on top of the results (the oldest
-        result beyond :data:`views.RECENT_RESOLVED` taken off). One query; her
-        sheet is the one of her last whole view (only her own results change
-        it, and those come here as a whole view)."""
+        shows that version, None when it needs its whole view (a result cost
+        her Traits or health while other open cards or mob scenes on her
+        screen offer her Traits, or the change cannot be placed), else one
+        card frame (``_card_frame.html``): replaced in place, appended to the
+        open ones, or moved on top of the results (the oldest
+        result beyond :data:`views.RECENT_RESOLVED` taken off), with her sheet
+        and "Challenge someone" bid buttons out of band
+        (``play_sheet_oob.html``) when her Traits at risk or held changed, and
+        who she is (``_who.html``: health, clock) when it cost her a health
+        level. At most one query (the row, none when this worker committed
+        it), one more for a wound (her clock); her
+        sheet is the one on her screen told of this change (``Sheet.with_risk``,
+        ``Sheet.with_losses``), read only after a resume without a render."""
         shown = getattr(self, "shown", None)
         if self.session is None or shown is None:
             return None
@@ -236,34 +249,57 @@ class PlayConsumer(RollActions, BaseConsumer):
         if screen is None or (old is None and challenge_id <= screen[2]):
             return None  # an older challenge she has not on screen: redraw all
         state = card.state
+        lost: list[tuple[int | None, str, object]] = []
+        wounds = 0
         if card.pooled:
             # Issue 12: test pools risk no Trait; a result that hurt her or
             # cost her Willpower comes with its own character.updated (her sheet).
             risk_changed = False
-        elif card.is_resolved and (
-            self.character.pk in state.wounds
-            or any(loss.character_id == self.character.pk for loss in state.losses)
-        ):
-            return None
         else:
+            if card.is_resolved:
+                lost = [
+                    (loss.trait_id, loss.trait, loss.category)
+                    for loss in state.losses
+                    if loss.character_id == self.character.pk
+                ]
+                wounds = state.wounds.count(self.character.pk)
+            if (lost or wounds) and not self._only_card(challenge_id):
+                return None  # other cards or mob scenes offer her Traits: redraw all
             # Her Traits at risk changed (a bid of hers went in, or a challenge she
-            # bid in is over): her sheet and bid buttons go with the card.
-            risk_changed = resumed or (bool(card.my_bids) and not card.is_resolved) != (
-                challenge_id in sheet.risked_in
+            # bid in is over), or the result cost her Traits or health: her sheet
+            # and bid buttons go with the card.
+            risk_changed = (
+                resumed
+                or bool(lost or wounds)
+                or (bool(card.my_bids) and not card.is_resolved)
+                != (challenge_id in sheet.risked_in)
             )
+        matched = 0
         if risk_changed and not resumed:
-            # Only this challenge's bids of hers changed: no need to read her sheet.
+            # Only this challenge's bids of hers, its losses and wounds changed:
+            # no need to read her sheet (a sheet read on resume has them all).
             sheet = sheet.with_risk(challenge_id, state.category, card.my_bid_copies)
+            if lost:
+                sheet, matched = sheet.with_losses(lost)
+            for _ in range(wounds):  # as services._writes._wound: one level each
+                sheet = replace(sheet, health=sheet.health.worse())
             _with_sheet(card, sheet)
+        elif lost:
+            matched = len(lost)  # read after the result: its rows are on the sheet
         self.sheet = sheet
         # Keep the stamp equal to what the screen will show: its "screen" part
-        # counts her challenges (count, sum of versions, highest id). If it was
-        # already behind, it stays unequal to the truth: one extra resync.
+        # counts her challenges (count, sum of versions, highest id), then the
+        # Traits she lost tonight (one TraitLoss row per loss on her sheet). If
+        # it was already behind, it stays unequal to the truth: one extra resync.
         count, total, top, *rest = screen
         if old is None:
             count, total, top = count + 1, total + version, max(top, challenge_id)
         else:
             total += version - old
+        if matched:
+            rest[0] += matched
+        if wounds:
+            rest[1] = int(sheet.health)
         self.stamp_parts = {**self.stamp_parts, "screen": (count, total, top, *rest)}
         shown[challenge_id] = version
         remove: list[int] = []
@@ -288,7 +324,25 @@ class PlayConsumer(RollActions, BaseConsumer):
                 "challenges/play_sheet_oob.html",
                 {"sheet": sheet, "session": self.session, **start_options(sheet)},
             )
+        if wounds:  # her health and its clock (one query: the clock)
+            frame += render_to_string(
+                "challenges/_who.html",
+                {
+                    "character": self.character,
+                    "session": self.session,
+                    "sheet": sheet,
+                    "clock": health_clock(self.character, self.session, sheet),
+                    "oob": True,
+                },
+            )
         return frame
+
+    def _only_card(self, challenge_id: int) -> bool:
+        """Her screen shows no open card but ``challenge_id``'s and no mob
+        scene: nothing else on it offers her Traits (bid choices, counts),
+        so a result that cost her some redraws only its card and her sheet."""
+        others = set(self.shown) - set(self.done) - {challenge_id}
+        return not others and not self.stamp_parts.get("mob", (0,))[0]
 
     async def send_view(self) -> None:
         html = await self._render_view()

@@ -18,7 +18,7 @@ from challenges.services._core import (
     _clean_bids,
     _ensure_player,
     _lock_characters,
-    _lock_session,
+    _lock_session_ruleset,
     _now,
     _parse,
 )
@@ -63,7 +63,7 @@ def challenge_open(
     bids = _clean_bids(bids)
     with transaction.atomic():
         _claim(user, msg_id, "challenge.open")
-        session = _lock_session(session.pk, for_play=True)
+        session = _lock_session_ruleset(session.pk, for_play=True)
         if challenger.chronicle_id != session.chronicle_id:
             raise ActionRefused("That character is not in this chronicle.")
         _lock_characters(challenger.pk, defender.pk)
@@ -83,7 +83,7 @@ def challenge_open(
         health = {pk: level for pk, (level, _) in seated.items()}
         fighters = combatants([challenger, defender], session, health=health)
         transition = rules.open_opposed(
-            ruleset=session.chronicle.ruleset,
+            ruleset=session.chronicle_ruleset,
             challenger=fighters[challenger.pk],
             defender=fighters[defender.pk],
             category=category_,

@@ -65,7 +65,7 @@ def play_context(
         "character": character,
         "session": session,
         "sheet": sheet,
-        "clock": _clock(character, session, sheet),
+        "clock": health_clock(character, session, sheet),
         "challenges": challenges,
         **choice,
         **options,
@@ -131,7 +131,7 @@ def bns_maneuver_choices(offered: list[tuple[str, str]], combats: list) -> list[
     return [(value, label) for value, label in offered if not value.endswith(":focus")]
 
 
-def _clock(character: Character, session: GameSession | None, sheet: Sheet) -> dict | None:
+def health_clock(character: Character, session: GameSession | None, sheet: Sheet) -> dict | None:
     """Her health clock for the phone (``services.clocks.clock_view``), or None
     when she is Healthy: no clock runs then (every clock needs a wound), so a
     healthy phone's view costs no query for it."""

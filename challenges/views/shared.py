@@ -828,6 +828,22 @@ def _own_losses(traits: list[str], wounded: bool) -> str:
     return " and ".join(what)
 
 
+def parsed_state(challenge: Challenge) -> ChallengeState:
+    """``ChallengeState.from_dict(challenge.state)``, parsed once per row: kept
+    on the row with the very dict it was parsed from (a row whose ``state``
+    is assigned anew is parsed again; states are frozen, so sharing one is
+    safe). ``services._writes._save`` keeps the move's own state this way:
+    both phones and the dashboards of the mover's worker, reading the row
+    :class:`~challenges.rows.CommittedRows` kept, parse nothing (the engine's
+    round trip ``from_dict(to_dict(s)) == s`` is property-tested)."""
+    kept = challenge.__dict__.get("parsed_state")
+    if kept is not None and kept[0] is challenge.state:
+        return kept[1]
+    state = ChallengeState.from_dict(challenge.state)
+    challenge.__dict__["parsed_state"] = (challenge.state, state)
+    return state
+
+
 def challenge_view(challenge: Challenge, character: Character | None) -> ChallengeView:
     """Wrap ``challenge`` for ``character``'s phone (None: a narrator's dashboard);
     a challenge of test pools (issue 12) as a ``views.bns.BnsCardView``."""
@@ -841,7 +857,7 @@ def challenge_view(challenge: Challenge, character: Character | None) -> Challen
         from challenges.views.bns import bns_card
 
         return bns_card(challenge, side)  # type: ignore[return-value]
-    return ChallengeView(challenge, ChallengeState.from_dict(challenge.state), side)
+    return ChallengeView(challenge, parsed_state(challenge), side)
 
 
 class SharedRenders:

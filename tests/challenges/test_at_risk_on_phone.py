@@ -126,3 +126,33 @@ def test_a_sheet_told_of_one_challenge_agrees_with_a_sheet_read_again():
         challenge_id=first.pk, reason="ruled", user=game["narrator"], msg_id=uuid.uuid4().hex
     )
     check(first.pk, helen)
+
+
+@pytest.mark.django_db
+def test_a_sheet_told_of_a_result_agrees_with_a_sheet_read_again():
+    """``Sheet.with_losses`` (the loser's sheet after a result, no query)
+    equals ``character_sheet`` read again, and counts the TraitLoss rows the
+    result wrote; a loss of a Trait no longer on the sheet changes nothing."""
+    from challenges.models import TraitLoss
+    from characters.services import character_sheet
+    from tests.factories import evening, opposed_challenge
+
+    game = evening()
+    helen, grady, session = game["helen"], game["grady"], game["session"]
+    for _ in range(2):  # the second loss of Tough too
+        before = character_sheet(grady, session)
+        rows = TraitLoss.objects.filter(character=grady).count()
+        challenge = opposed_challenge(
+            session, helen, grady, bid="Ferocious", answer="Tough", throws=("rock", "scissors")
+        )
+        card = views.challenge_view(challenge, grady)
+        lost = [(x.trait_id, x.trait, x.category) for x in card.state.losses]
+        told, matched = before.with_losses(lost)
+        assert told.categories == character_sheet(grady, session).categories
+        assert matched == TraitLoss.objects.filter(character=grady).count() - rows == 1
+    tough = next(t for t in told.traits if t.name == "Tough")
+    assert (tough.lost, tough.held) == (2, 1)
+    by_name, matched = before.with_losses([(None, "Tough", tough.category)])
+    assert next(t for t in by_name.traits if t.name == "Tough").lost == 2 and matched == 1
+    same, matched = told.with_losses([(None, "Gone", tough.category), (10**6, "X", tough.category)])
+    assert same.categories == told.categories and matched == 0

@@ -4,8 +4,10 @@ exactly what a fresh render shows (``tests.screen`` applies htmx's swaps).
 A whole view costs ~9 queries and every move reaches both phones of a
 challenge, so: a new challenge is appended to the open cards, a bid or a throw
 replaces its card, a result moves the card on top of the results (the oldest
-beyond ``RECENT_RESOLVED`` taken off). Only a result that costs the phone's
-character a Trait or a health level redraws the whole view (her sheet changed).
+beyond ``RECENT_RESOLVED`` taken off). A result that costs the phone's
+character Traits (or health) sends her card with her sheet and bid buttons
+(and health) out of band; only other open cards or mob scenes offering her
+Traits redraw the whole view.
 """
 
 from __future__ import annotations
@@ -113,11 +115,78 @@ async def test_a_result_moves_the_winners_card_and_redraws_the_losers_view(game)
     assert f'<article id="card-{pk}" hx-swap-oob="delete">' in helen_frames[0]
     assert 'hx-swap-oob="afterbegin:#done-cards"' in helen_frames[0]
     assert "You win!" in helen.view
-    # Grady lost Tough: his whole view (sheet, bid buttons, health) is redrawn.
-    assert any('id="live"' in f and 'id="sheet"' in f for f in grady_frames)
+    # Grady lost Tough: his card moves, his sheet and bid buttons come out of
+    # band (issue 14), not his whole view; his screen equals a fresh one.
+    assert len(grady_frames) == 1 and 'id="live"' not in grady_frames[0]
+    assert 'hx-swap-oob="afterbegin:#done-cards"' in grady_frames[0]
+    assert 'id="sheet"' in grady_frames[0] and 'id="start-bids"' in grady_frames[0]
     assert "You lose: your <bdi>Tough</bdi> is lost." in grady.view and 'class="lost"' in grady.view
     for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
         await _assert_current(phone, character, game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def _grady_loses(
+    game, helen: Phone, grady: Phone, *, is_attack=False, bids=("Tough",)
+) -> list[str]:
+    """Helen challenges Grady (Ferocious against Tough) and wins; the frames
+    Grady's phone gets for the result."""
+    extra = {"is_attack": "on"} if is_attack else {}
+    await _act(
+        helen, action="challenge.open", defender=game["grady"].pk, bid="physical:Ferocious", **extra
+    )
+    pk = await database_sync_to_async(lambda: Challenge.objects.latest("id").pk)()
+    await _act(grady, action="challenge.bid", challenge=pk, bids=list(bids))
+    await _act(helen, action="challenge.throw", challenge=pk, throw="rock")
+    await grady.settle()
+    frames = await _frames_of(
+        grady, lambda: _act(grady, action="challenge.throw", challenge=pk, throw="scissors")
+    )
+    await helen.settle()
+    return frames
+
+
+async def test_a_loss_with_another_open_card_redraws_the_losers_view(game):
+    """Another open card offers his Traits (its bid buttons): the result that
+    cost him Tough redraws his whole view, which shows one copy fewer there too."""
+    helen, grady = await _phones(game)
+    other = await _open(helen, game, bid="physical:Quick")  # waits for Grady's bid
+    await grady.settle()
+    frames = await _grady_loses(game, helen, grady)
+    assert any('id="live"' in f for f in frames)
+    assert f'id="card-{other}"' in grady.view
+    for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
+        await _assert_current(phone, character, game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_a_wound_sends_the_losers_card_sheet_and_health_not_her_view(game):
+    """An attack's result costs him a health level too: his card, his sheet
+    and bid buttons (two Traits to bid now, met_classic Bruised) and who he is
+    (health, its clock) out of band; his screen and stamp equal a fresh render."""
+    helen, grady = await _phones(game)
+    for n, (level, bids) in enumerate((("Bruised", ["Tough"]), ("Wounded", ["Tough"] * 2))):
+        frames = await _grady_loses(game, helen, grady, is_attack=True, bids=bids)
+        assert len(frames) == 1 and 'id="live"' not in frames[0], n
+        assert 'id="who"' in frames[0] and 'id="sheet"' in frames[0]
+        assert f'class="health health-{n + 1}">{level}</strong>' in grady.view
+        for phone, character in ((helen, game["helen"]), (grady, game["grady"])):
+            await _assert_current(phone, character, game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_losses_one_after_another_keep_the_losers_screen_and_stamp_current(game):
+    """Three results in a row, each costing Grady a Tough: each a card and his
+    sheet out of band; his screen and stamp equal a fresh render after each."""
+    helen, grady = await _phones(game)
+    for n in range(3):
+        frames = await _grady_loses(game, helen, grady)
+        assert len(frames) == 1 and 'id="live"' not in frames[0], n
+        await _assert_current(grady, game["grady"], game["session"])
+    assert "Tough" not in grady.screen.doc.find(id="start-bids").get_text()
     await helen.close()
     await grady.close()
 

@@ -15,6 +15,8 @@ resolving declare 10, void 7. The sheet's pools, Disciplines, weapons and
 immunities (issue 10) cost the open two more (11): Abilities, Disciplines and
 weapons in one query, pools, Blood Traits and immunities in another; a move
 that spends a pool re-reads the latter only (``READS_POOLS``, one query).
+Issue 14: a move's writes (the message id's claim, the challenge row, its
+tests, events and lost Traits) are plain SQL: the same counts, less Python.
 """
 
 from __future__ import annotations
