@@ -29,9 +29,6 @@ async def _connected(path: str) -> WebsocketCommunicator:
     return communicator
 
 
-# Marked django_db (no query) so that it runs after the browser tests, whose
-# session-wide Playwright loop counts as running in this thread (tests/conftest.py).
-@pytest.mark.django_db
 async def test_a_bare_phone_throws_and_pings_without_the_database_thread(no_database_hop):
     a, b = await _connected("/ws/bare/play/3/"), await _connected("/ws/bare/play/3/")
     await a.send_to(text_data=json.dumps({"action": "ping", "v": ""}))
@@ -45,7 +42,6 @@ async def test_a_bare_phone_throws_and_pings_without_the_database_thread(no_data
     await b.disconnect()
 
 
-@pytest.mark.django_db
 async def test_a_bare_dashboard_pings_and_calls_time_out_without_the_database_thread(
     no_database_hop,
 ):

@@ -282,9 +282,6 @@ _CASES = [
 ]
 
 
-# No query here, but pytest-django's wrapper lets it run after the browser
-# tests, whose session-wide Playwright loop counts as running in this thread.
-@pytest.mark.django_db
 @pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("snapshot_parts", "extra", "read_after", "answered"),

@@ -27,9 +27,6 @@ def test_redis_joins_a_shard_at_a_time():
     assert len({layer.consistent_hash(batch[0]) for batch in batches}) == len(batches)
 
 
-# Marked django_db (no query) so that it runs after the browser tests, whose
-# session-wide Playwright loop counts as running in this thread (tests/conftest.py).
-@pytest.mark.django_db
 @pytest.mark.asyncio
 async def test_in_memory_join_groups_adds_the_channel_to_each():
     layer = InMemoryChannelLayer()
