@@ -109,8 +109,15 @@ CHROMIUM_ARGS = [
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip the browser tests when chromium is missing, unless it is required."""
+    """Run the browser tests last, and skip them when chromium is missing,
+    unless it is required.
+
+    Last: their session-wide Playwright (sync API) leaves its event loop
+    marked as running in the main thread, and pytest-asyncio then refuses to
+    start an async test after them ("Runner.run() cannot be called from a
+    running event loop")."""
     wanted = [item for item in items if item.get_closest_marker("browser")]
+    items[:] = [item for item in items if not item.get_closest_marker("browser")] + wanted
     if not wanted or Path(CHROMIUM).exists():
         return
     if os.getenv("NARRATOR_REQUIRE_BROWSER") == "1":
