@@ -215,6 +215,9 @@ WS_BURST = float(os.getenv("WS_BURST", "20"))
 # long (seconds) per session and worker, then sent as one frame per dashboard
 # (challenges.consumers.feed). Time out, a session's end and arrivals do not wait.
 DASHBOARD_TICK_SECONDS = float(os.getenv("DASHBOARD_TICK_SECONDS", "0.1"))
+# Seconds before a ping that found the database ahead of what its socket last
+# sent is checked again, behind the broadcasts already on their way (issue 14).
+HEARTBEAT_RECHECK_SECONDS = float(os.getenv("HEARTBEAT_RECHECK_SECONDS", "0.25"))
 
 LOGGING = {
     "version": 1,

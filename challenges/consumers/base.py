@@ -298,13 +298,16 @@ class BaseConsumer(AsyncWebsocketConsumer):
         """Send a view frame (whole or partial) headed by the current stamp."""
         await self.send(text_data=f"<!--v:{self.stamp}-->{html}")
 
-    async def answer_heartbeat(self, message: dict) -> None:
+    async def answer_heartbeat(self, message: dict, recheck: bool = False) -> None:
         """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:
         the last one sent) is current, else with the full view; answer ``sync``
         with the full view. Both re-join the groups first. A ping echoing the
         stamp this socket last sent is answered from this worker's snapshot
         when it agrees (``current_in_snapshot``: no query); otherwise, or if
-        it does not, one query decides."""
+        it does not, one query decides. When that query finds the database
+        ahead of the stamp this socket last sent, the answer waits for one
+        ``heartbeat.recheck`` (``recheck``: this is it) behind the events
+        already on their way here, then is ``pong`` or the whole view."""
         await self.rejoin()
         await self.tick_clocks()
         if message.get("action") == "ping":
@@ -315,7 +318,41 @@ class BaseConsumer(AsyncWebsocketConsumer):
             if echoed == heartbeat.digest(await self.current_parts()):
                 await self.send_json({"type": "pong"})
                 return
+            if echoed == self.stamp and not recheck:
+                # The database is ahead of what this socket last sent: most
+                # often a move whose broadcast is on its way to this very
+                # socket. Ask again behind it (issue 14: under load every
+                # such ping cost a whole view, which fed the load).
+                self._recheck_later()
+                return
         await self.send_view()
+
+    def _recheck_later(self) -> None:
+        """In ``settings.HEARTBEAT_RECHECK_SECONDS``, put a ``heartbeat.recheck``
+        in this socket's own channel: it is handled after every event already
+        queued there, so a broadcast committed before the ping is shown first.
+        If the layer refuses it (an outage), the whole view goes at once, as
+        before the recheck existed."""
+
+        async def send() -> None:
+            try:
+                await self.channel_layer.send(self.channel_name, {"type": "heartbeat.recheck"})
+            except Exception as error:  # noqa: BLE001 - the layer is down: answer now
+                log.warning("heartbeat recheck not queued (%r): whole view", error)
+                try:
+                    await self.send_view()
+                except Exception:  # noqa: BLE001 - the socket is gone; the next ping retries
+                    log.exception("heartbeat whole view failed")
+
+        delay = float(getattr(settings, "HEARTBEAT_RECHECK_SECONDS", 0.25))
+        loop = asyncio.get_running_loop()
+        loop.call_later(delay, lambda: loop.create_task(send()))
+
+    async def heartbeat_recheck(self, event: dict) -> None:
+        """The second look at a ping that found the database ahead: ``pong``
+        if this socket's stamp is current now (the move's frame went out
+        meanwhile), else its whole view."""
+        await self.answer_heartbeat({"action": "ping", "v": self.stamp}, recheck=True)
 
     async def current_parts(self) -> heartbeat.Parts:
         raise NotImplementedError

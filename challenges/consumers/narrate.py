@@ -137,7 +137,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
                 parts["roster"] = heartbeat.roster_tally_part(self.known_roster)
         return heartbeat.digest(parts)
 
-    async def answer_heartbeat(self, message: dict) -> None:
+    async def answer_heartbeat(self, message: dict, recheck: bool = False) -> None:
         """``BaseConsumer.answer_heartbeat``, but a ping echoing the last stamp
         sent while this session's feed holds rows not yet sent first waits
         for them (a tick at most): they go out on this socket ahead of the
@@ -153,7 +153,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         ):
             await rows_feed.flushed()
             message = {**message, "v": self.stamp}
-        await super().answer_heartbeat(message)
+        await super().answer_heartbeat(message, recheck)
 
     def _parts(self) -> heartbeat.Parts:
         parts = heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from challenges import heartbeat, services
 from challenges.consumers.play import PlayConsumer
 from challenges.models import Challenge, MobScene, TraitLoss
-from challenges.realtime import collecting
+from challenges.realtime import collecting, send_collected
 from characters.models import Chronicle, GameSession, Presence, Trait
 from tests.challenges.test_phone_frames import _phones
 from tests.factories import make_character, narrated_chronicle
@@ -209,6 +209,45 @@ async def test_a_dropped_broadcast_is_repaired_by_the_first_ping_after_the_bound
     assert await helen.heartbeat() == {"type": "pong"}
     await helen.close()
     await grady.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_ping_racing_a_broadcast_on_its_way_gets_pong_behind_it_not_a_whole_view(
+    game, heartbeat_clock, settings
+):
+    settings.HEARTBEAT_RECHECK_SECONDS = 0.3
+    helen, grady = await _phones(game)
+    held = await database_sync_to_async(_open_holding_broadcast)(game)
+    heartbeat_clock.advance(heartbeat.SNAPSHOT_SECONDS * 2)  # no snapshot answers: exact check
+    # Her ping reaches the server after the commit, before the move's broadcast:
+    # the database is ahead of her screen, but no answer yet (a recheck is queued).
+    await helen.socket.send_to(text_data=json.dumps({"action": "ping", "v": helen.stamp}))
+    assert await helen.socket.receive_nothing(timeout=0.1)
+    await send_collected(held)  # the broadcast arrives, ahead of the recheck
+    card = await helen.socket.receive_from(timeout=5)
+    assert 'id="live"' not in card and "Tough" in card  # her new card, not her whole view
+    helen._take(card)
+    assert helen._take(await helen.socket.receive_from(timeout=5)) == {"type": "pong"}
+    assert helen.stamp == await current_play_stamp(game["helen"], game["session"])
+    await helen.close()
+    await grady.close()
+
+
+def _open_holding_broadcast(game) -> list:
+    """Grady challenges Helen; the move's broadcasts are returned, not sent."""
+    with collecting() as outbox:
+        services.challenge_open(
+            session=game["session"],
+            challenger=game["grady"],
+            defender=game["helen"],
+            category="physical",
+            bids=["Tough"],
+            is_attack=True,
+            user=game["grady_player"],
+            msg_id=uuid.uuid4().hex,
+        )
+    return list(outbox)
 
 
 @pytest.mark.django_db(transaction=True)
