@@ -174,17 +174,7 @@ async def test_a_current_phones_ping_costs_no_query(game, queries, heartbeat_clo
 @database_sync_to_async
 def _open_without_broadcast(game) -> None:
     """Grady challenges Helen; the broadcasts of that move are dropped on purpose."""
-    with collecting():
-        services.challenge_open(
-            session=game["session"],
-            challenger=game["grady"],
-            defender=game["helen"],
-            category="physical",
-            bids=["Tough"],
-            is_attack=True,
-            user=game["grady_player"],
-            msg_id=uuid.uuid4().hex,
-        )
+    _open_holding_broadcast(game)
 
 
 @pytest.mark.django_db(transaction=True)
