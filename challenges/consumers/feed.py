@@ -14,7 +14,7 @@ renders each changed row once in one trip to the database thread
 ``challenges.rows.committed_rows``, each changed roster row), and hands the
 result to every dashboard of the session on this worker
 (``NarrateConsumer.feed``), which places the rows as before
-(``views.dashboard_move``) and sends one frame. A row changed twice in a tick
+(``views.Placement``) and sends one frame. A row changed twice in a tick
 is rendered once, at its latest version.
 
 Correctness with several workers: a feed is per process and holds no state of

@@ -218,10 +218,9 @@ class NarrateConsumer(RollActions, BaseConsumer):
 
     def _place(self, changes: feeds.Changes) -> str:
         """The frame of ``changes`` for this dashboard, its tallies updated:
-        each challenge row put where it belongs (``views.dashboard_move``: a
+        each challenge row put where it belongs (``views.Placement``: a
         move resets its "waiting since", a result goes to the top of the
-        results, the last result beyond ``views.DASHBOARD_LIMIT`` goes;
-        ``views.Placement``),
+        results, the last result beyond ``views.DASHBOARD_LIMIT`` goes),
         unless the screen shows a later version; each roster row replaced, or
         inserted if not shown (not rendered so: noted again for the next tick)."""
         parts = []

@@ -89,41 +89,12 @@ def dashboard_place(row: ChallengeView) -> tuple[int, float, int]:
     return (0, row.stage_since, -row.pk)
 
 
-def dashboard_move(
-    places: dict[int, tuple], challenge_id: int, place: tuple, limit: int | None = None
-) -> tuple[list[int], str]:
-    """Put ``challenge_id`` at ``place`` (:func:`dashboard_place`) among the
-    rows a dashboard shows, ``places`` (``{id: place}``, updated), at most
-    ``limit`` (default :data:`DASHBOARD_LIMIT`: the last results go first).
-    Returns ``(ids, swap)``: the rows to take off the screen first (the row
-    itself if it was on it), then the htmx out-of-band swap that inserts it,
-    before the first row of its section that sorts after it
-    (``"beforebegin:#challenge-ID"``) or at the end of its section
-    (``"beforeend:#called-challenges"``, ``"beforeend:#open-challenges"``,
-    ``"beforeend:#recent-results"``);
-    ``""`` when it does not fit."""
-    limit = DASHBOARD_LIMIT if limit is None else limit
-    remove = [challenge_id] if places.pop(challenge_id, None) is not None else []
-    places[challenge_id] = place
-    while len(places) > limit:
-        gone = max(places, key=places.__getitem__)
-        del places[gone]
-        if gone != challenge_id:
-            remove.append(gone)
-    if challenge_id not in places:
-        return remove, ""
-    after = [(p, pk) for pk, p in places.items() if p[0] == place[0] and p > place]
-    if after:
-        return remove, f"beforebegin:#challenge-{min(after)[1]}"
-    return remove, f"beforeend:#{_SECTIONS[place[0]]}"
-
-
 class Placement:
     """The rows a dashboard shows and where (``{id: dashboard_place()}``, as
-    :attr:`places`), kept in order too, so that :meth:`move` answers what
-    :func:`dashboard_move` answers in O(log n) plus a list insertion instead
-    of two passes over every row (300 rows on a dashboard, 12 dashboards, a
-    few moves per challenge: issue 14)."""
+    :attr:`places`), kept in order too (:attr:`order`), so that :meth:`move`
+    costs O(log n) plus a list insertion instead of two passes over every row
+    (300 rows on a dashboard, 12 dashboards, a few moves per challenge:
+    issue 14)."""
 
     def __init__(self, places: dict[int, tuple] | None = None) -> None:
         self.places: dict[int, tuple] = dict(places or {})
@@ -132,8 +103,15 @@ class Placement:
     def move(
         self, challenge_id: int, place: tuple, limit: int | None = None
     ) -> tuple[list[int], str]:
-        """:func:`dashboard_move` of ``challenge_id`` to ``place`` among these
-        rows (updated): ``(ids to take off the screen first, htmx swap)``."""
+        """Put ``challenge_id`` at ``place`` (:func:`dashboard_place`) among
+        these rows (updated), at most ``limit`` (default
+        :data:`DASHBOARD_LIMIT`: the last results go first). Returns ``(ids,
+        swap)``: the rows to take off the screen first (the row itself if it
+        was on it), then the htmx out-of-band swap that inserts it, before the
+        first row of its section that sorts after it
+        (``"beforebegin:#challenge-ID"``) or at the end of its section
+        (``"beforeend:#called-challenges"``, ``"beforeend:#open-challenges"``,
+        ``"beforeend:#recent-results"``); ``""`` when it does not fit."""
         limit = DASHBOARD_LIMIT if limit is None else limit
         remove = []
         old = self.places.pop(challenge_id, None)

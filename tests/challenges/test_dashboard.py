@@ -90,8 +90,9 @@ SHOWN = {1: (0, 10.0, -1), 2: (0, 20.0, -2), 3: (1, -30.0, -3), 4: (1, -5.0, -4)
 def test_a_changed_row_goes_where_a_fresh_dashboard_puts_it(
     challenge_id, place, limit, removed, swap
 ):
-    places = dict(SHOWN)
-    assert views.dashboard_move(places, challenge_id, place, limit) == (removed, swap)
+    placement = views.Placement(SHOWN)
+    assert placement.move(challenge_id, place, limit) == (removed, swap)
+    places = placement.places
     assert len(places) <= limit and (challenge_id in places) == bool(swap)
 
 

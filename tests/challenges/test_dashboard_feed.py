@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from challenges import services, views
 from challenges.consumers import feed
 from challenges.models import Challenge
+from challenges.views.dashboard import _SECTIONS
 from tests.challenges.wsutil import act, expect
 from tests.factories import opposed_challenge
 from tests.faults.phones import Phone, current_dashboard_stamp, split_stamp
@@ -206,19 +207,48 @@ PLACES = st.tuples(
 )
 
 
+def _moved_by_two_passes(
+    places: dict[int, tuple], challenge_id: int, place: tuple, limit: int | None = None
+) -> tuple[list[int], str]:
+    """The reference for ``views.Placement.move`` (the dashboards' placing
+    before issue 14, two passes over every row): put ``challenge_id`` at
+    ``place`` among ``places`` (``{id: place}``, updated), at most ``limit``.
+    Returns ``(ids, swap)``: the rows to take off the screen first (the row
+    itself if it was on it), then the htmx out-of-band swap that inserts it,
+    before the first row of its section that sorts after it
+    (``"beforebegin:#challenge-ID"``) or at the end of its section
+    (``"beforeend:#called-challenges"``, ``"beforeend:#open-challenges"``,
+    ``"beforeend:#recent-results"``);
+    ``""`` when it does not fit."""
+    limit = views.DASHBOARD_LIMIT if limit is None else limit
+    remove = [challenge_id] if places.pop(challenge_id, None) is not None else []
+    places[challenge_id] = place
+    while len(places) > limit:
+        gone = max(places, key=places.__getitem__)
+        del places[gone]
+        if gone != challenge_id:
+            remove.append(gone)
+    if challenge_id not in places:
+        return remove, ""
+    after = [(p, pk) for pk, p in places.items() if p[0] == place[0] and p > place]
+    if after:
+        return remove, f"beforebegin:#challenge-{min(after)[1]}"
+    return remove, f"beforeend:#{_SECTIONS[place[0]]}"
+
+
 @given(
     start=st.dictionaries(st.integers(1, 40), PLACES, max_size=12),
     moves=st.lists(st.tuples(st.integers(1, 40), PLACES), max_size=30),
     limit=st.integers(1, 15),
 )
 def test_a_placement_moves_rows_as_dashboard_move_does(start, moves, limit):
-    """``views.Placement`` (kept in order) answers what ``dashboard_move``
-    (two passes over every row) answers, after any moves, at any limit."""
+    """``views.Placement`` (kept in order) answers what the two passes over
+    every row of :func:`_moved_by_two_passes` answer, after any moves, at any limit."""
     start = {pk: (p[0], p[1], -pk) for pk, p in start.items()}  # a place names its row
     places, placement = dict(start), views.Placement(start)
     for challenge_id, place in moves:
         place = (place[0], place[1], -challenge_id)
-        expected = views.dashboard_move(places, challenge_id, place, limit)
+        expected = _moved_by_two_passes(places, challenge_id, place, limit)
         assert placement.move(challenge_id, place, limit) == expected
         assert placement.places == places
 

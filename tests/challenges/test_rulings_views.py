@@ -61,9 +61,11 @@ def test_a_called_challenge_goes_above_the_open_ones(game):
     assert page.index(f'id="challenge-{called.pk}"') < page.index(f'id="challenge-{waiting.pk}"')
     assert "Narrator called</strong> by <bdi>Grady</bdi>" in page
     # Placed one change at a time: into its own section, then back when dismissed.
-    places = {waiting.pk: views.dashboard_place(views.challenge_view(waiting, None))}
+    places = views.Placement(
+        {waiting.pk: views.dashboard_place(views.challenge_view(waiting, None))}
+    )
     row = views.challenge_view(Challenge.objects.get(pk=called.pk), None)
-    assert views.dashboard_move(places, called.pk, views.dashboard_place(row)) == (
+    assert places.move(called.pk, views.dashboard_place(row)) == (
         [],
         "beforeend:#called-challenges",
     )
@@ -72,7 +74,7 @@ def test_a_called_challenge_goes_above_the_open_ones(game):
     )
     place = views.dashboard_place(views.challenge_view(dismissed, None))
     assert place[0] == 0
-    assert views.dashboard_move(places, called.pk, place)[0] == [called.pk]
+    assert places.move(called.pk, place)[0] == [called.pk]
 
 
 def test_the_rule_dialog_offers_what_the_challenge_allows(game):
