@@ -241,7 +241,7 @@ def _moved_by_two_passes(
     moves=st.lists(st.tuples(st.integers(1, 40), PLACES), max_size=30),
     limit=st.integers(1, 15),
 )
-def test_a_placement_moves_rows_as_dashboard_move_does(start, moves, limit):
+def test_a_placement_moves_rows_as_the_two_passes_do(start, moves, limit):
     """``views.Placement`` (kept in order) answers what the two passes over
     every row of :func:`_moved_by_two_passes` answer, after any moves, at any limit."""
     start = {pk: (p[0], p[1], -pk) for pk, p in start.items()}  # a place names its row
