@@ -35,7 +35,9 @@ rendered, so the stamp always describes what the screen really shows.
 
 Issue 14: most pings come from a current screen, so a worker keeps, per
 session, one shared *snapshot* of every phone's parts (:class:`Snapshots`,
-:data:`phones`), read in one query (:func:`session_play_parts`) at most every
+:data:`phones`), read in one query (:func:`session_play_parts`; one more
+per ruleset part, ``combat`` for ``bns``, ``roll`` and ``fight`` for
+``storytelling``: :func:`session_extra_parts`) at most every
 :data:`SNAPSHOT_SECONDS` and only when a ping needs it. A phone's ping whose
 echoed stamp is the one this socket last sent, and the digest of her parts in
 a snapshot read after that stamp was set, gets ``pong`` from memory; anything
@@ -51,7 +53,7 @@ import asyncio
 import hashlib
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
 from django.db import connection
@@ -69,6 +71,9 @@ MOBS_SHOWN = 3
 
 COMBATS_SHOWN = 2
 """``bns`` combats a screen shows: the newest of the session (hers, on a phone)."""
+
+FIGHTS_SHOWN = 2
+"""Storytelling fights a screen shows (``views.story_combat.FIGHTS_SHOWN``)."""
 
 
 def digest(parts: Parts) -> str:
@@ -279,22 +284,96 @@ def now() -> float:
     return time.monotonic()
 
 
+# A phone's ``combat`` / ``fight`` part for every character of a session (one
+# query): the newest combats she is in, at most ``shown``, as combat_part.
+_COMBATS_SQL = """
+SELECT r.character_id, COUNT(*), SUM(r.version) FROM (
+  SELECT p.character_id, c.version, ROW_NUMBER() OVER (
+      PARTITION BY p.character_id ORDER BY c.created_at DESC, c.id DESC) AS r
+  FROM {combat} c JOIN {people} p ON p.{column} = c.id
+  WHERE c.session_id = %(session)s) r
+WHERE r.r <= {shown} GROUP BY r.character_id
+"""
+
+# A phone's ``roll`` part for every character of a session (one query): the
+# rolls she makes or is the opponent of (once if both), as rolls_part.
+_ROLLS_SQL = """
+SELECT z.who, COUNT(*), SUM(z.version), MAX(z.id) FROM (
+  SELECT character_id AS who, id, version FROM {roll}
+  WHERE session_id = %(session)s AND character_id IS NOT NULL
+  UNION ALL
+  SELECT opponent_id, id, version FROM {roll}
+  WHERE session_id = %(session)s AND opponent_id IS NOT NULL
+    AND (character_id IS NULL OR opponent_id <> character_id)
+) z GROUP BY z.who
+"""
+
+EXTRA_PARTS = ("combat", "roll", "fight")
+"""The parts only some rulesets' phones have (``bns``: ``combat``;
+``storytelling``: ``roll`` and ``fight``), which a :class:`Snapshot` reads
+when a ping asks for them."""
+
+_EXTRA_NONE = {"combat": (0, 0), "roll": (0, 0, 0), "fight": (0, 0)}
+
+
+def _combats_by_character(session_id: int, model, shown: int) -> dict[int, tuple[int, ...]]:
+    through = model.participants.through
+    sql = _COMBATS_SQL.format(
+        combat=model._meta.db_table,
+        people=through._meta.db_table,
+        column=through._meta.get_field(model._meta.model_name).column,
+        shown=shown,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"session": session_id})
+        return {row[0]: (int(row[1]), int(row[2])) for row in cursor.fetchall()}
+
+
+def _rolls_by_character(session_id: int) -> dict[int, tuple[int, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(_ROLLS_SQL.format(roll=DiceRoll._meta.db_table), {"session": session_id})
+        return {row[0]: tuple(int(v) for v in row[1:]) for row in cursor.fetchall()}
+
+
+def session_extra_parts(session_id: int, kinds: tuple[str, ...]) -> dict[str, dict[int, tuple]]:
+    """``{kind: {character id: part}}`` for each of ``kinds`` (of
+    :data:`EXTRA_PARTS`): the part :func:`combat_part`, :func:`rolls_part` or
+    :func:`fight_part` gives her phone, for every character that has a
+    combat, roll or fight in the session (one query per kind; a character
+    without one has zeros). Raises ``ValueError`` for an unknown kind."""
+    readers = {
+        "combat": lambda: _combats_by_character(session_id, Combat, COMBATS_SHOWN),
+        "roll": lambda: _rolls_by_character(session_id),
+        "fight": lambda: _combats_by_character(session_id, StoryCombat, FIGHTS_SHOWN),
+    }
+    unknown = set(kinds) - set(readers)
+    if unknown:
+        raise ValueError(f"No such heartbeat part: {sorted(unknown)}")
+    return {kind: readers[kind]() for kind in kinds}
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Every phone's parts of one session, read by a query that started
     after ``taken`` (:func:`now`): ``rows`` ``{character id: row of
     _PLAYS_SQL}`` and ``nobody`` (the row of a character without one;
-    None: the session was not found), made into parts by :meth:`parts_of`."""
+    None: the session was not found), made into parts by :meth:`parts_of`;
+    ``extra``: :func:`session_extra_parts` of the kinds it was read with."""
 
     taken: float
     nobody: tuple | None
     rows: dict[int, tuple]
+    extra: dict[str, dict[int, tuple]] = field(default_factory=dict)
 
     def parts_of(self, character_id: int) -> Parts | None:
-        """Her parts (as :func:`play_parts`); None if the session was not found."""
+        """Her parts (as :func:`play_parts`, with the ``extra`` kinds as
+        :func:`combat_part` and the like); None if the session was not found."""
         if self.nobody is None:
             return None
-        return _row_parts(self.rows.get(character_id, self.nobody))
+        parts = _row_parts(self.rows.get(character_id, self.nobody))
+        for kind, by_character in self.extra.items():
+            parts[kind] = by_character.get(character_id, _EXTRA_NONE[kind])
+        return parts
 
 
 class Snapshots:
@@ -307,52 +386,63 @@ class Snapshots:
     FORGET_SECONDS = 60.0
 
     def __init__(self) -> None:
-        self.latest: dict[int, Snapshot] = {}
-        self._reading: dict[int, asyncio.Future] = {}
+        self.latest: dict[tuple[int, tuple[str, ...]], Snapshot] = {}
+        self._reading: dict[tuple[int, tuple[str, ...]], asyncio.Future] = {}
 
     def clear(self) -> None:
         """Forget every snapshot (tests: a new database reuses session ids)."""
         self.latest.clear()
         self._reading.clear()
 
-    async def parts(self, session_id: int, character_id: int, since: float) -> Parts | None:
+    async def parts(
+        self, session_id: int, character_id: int, since: float, kinds: tuple[str, ...] = ()
+    ) -> Parts | None:
         """Her parts in a snapshot of the session at most ``SNAPSHOT_SECONDS``
-        old (read now, one query on the database thread, if the latest is
-        older) and read after ``since`` (:func:`now` when her screen's stamp
-        was set); None if there is none such (then check exactly), or if she
-        is not a character of the session's chronicle."""
-        snapshot = self.latest.get(session_id)
+        old (read now, one query on the database thread, one more per kind of
+        ``kinds``, if the latest is older) and read after ``since``
+        (:func:`now` when her screen's stamp was set); ``kinds``: the
+        :data:`EXTRA_PARTS` her screen has (her chronicle's ruleset's). None
+        if there is none such (then check exactly), or if she is not a
+        character of the session's chronicle."""
+        key = (session_id, kinds)
+        snapshot = self.latest.get(key)
         if snapshot is None or now() - snapshot.taken > SNAPSHOT_SECONDS:
-            snapshot = await self._read(session_id)
+            snapshot = await self._read(key)
         if snapshot is None or snapshot.taken <= since:
             return None
         return snapshot.parts_of(character_id)
 
-    async def _read(self, session_id: int) -> Snapshot | None:
+    async def _read(self, key: tuple[int, tuple[str, ...]]) -> Snapshot | None:
         loop = asyncio.get_running_loop()
-        reading = self._reading.get(session_id)
+        reading = self._reading.get(key)
         if reading is None or reading.get_loop() is not loop:
-            reading = loop.create_task(self._query(session_id))
-            self._reading[session_id] = reading
+            reading = loop.create_task(self._query(key))
+            self._reading[key] = reading
         # Shielded: a ping whose socket closes meanwhile does not cancel the others' read.
         return await asyncio.shield(reading)
 
-    async def _query(self, session_id: int) -> Snapshot | None:
+    async def _query(self, key: tuple[int, tuple[str, ...]]) -> Snapshot | None:
+        session_id, kinds = key
         taken = now()
+
+        def read() -> tuple[tuple | None, dict[int, tuple], dict[str, dict[int, tuple]]]:
+            nobody, rows = _play_rows(session_id)
+            return nobody, rows, session_extra_parts(session_id, kinds)
+
         try:
-            nobody, rows = await database_sync_to_async(_play_rows)(session_id)
+            nobody, rows, extra = await database_sync_to_async(read)()
         except Exception:  # noqa: BLE001 - the exact check answers instead
             log.exception("snapshot of session %s failed", session_id)
             return None
         finally:
-            self._reading.pop(session_id, None)
-        snapshot = Snapshot(taken, nobody, rows)
+            self._reading.pop(key, None)
+        snapshot = Snapshot(taken, nobody, rows, extra)
         self.latest = {
-            key: old
-            for key, old in self.latest.items()
-            if taken - old.taken < self.FORGET_SECONDS and key != session_id
+            other: old
+            for other, old in self.latest.items()
+            if taken - old.taken < self.FORGET_SECONDS and other != key
         }
-        self.latest[session_id] = snapshot
+        self.latest[key] = snapshot
         return snapshot
 
 
@@ -489,10 +579,6 @@ def rolls_part(session_id: int, character_id: int | None = None) -> tuple[int, i
         rows = rows.filter(Q(character_id=character_id) | Q(opponent_id=character_id))
     versions = dict(rows.values_list("pk", "version"))
     return (len(versions), sum(versions.values()), max(versions, default=0))
-
-
-FIGHTS_SHOWN = 2
-"""Storytelling fights a screen shows (``views.story_combat.FIGHTS_SHOWN``)."""
 
 
 def fight_part(session_id: int, character_id: int | None = None) -> tuple[int, ...]:

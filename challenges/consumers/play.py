@@ -176,10 +176,12 @@ class PlayConsumer(RollActions, BaseConsumer):
         return await database_sync_to_async(self._parts)()
 
     async def current_in_snapshot(self) -> bool:
-        # A snapshot holds a seated MET phone's parts, not combat/roll/fight ones.
-        if self.session is None or self.combat_rounds or self.dice_pools:
+        if self.session is None:
             return False
-        parts = await heartbeat.phones.parts(self.session.pk, self.character.pk, self.stamped_at)
+        kinds = ("combat",) * bool(self.combat_rounds) + ("roll", "fight") * bool(self.dice_pools)
+        parts = await heartbeat.phones.parts(
+            self.session.pk, self.character.pk, self.stamped_at, kinds
+        )
         return parts is not None and parts == self.stamp_parts
 
     @database_sync_to_async

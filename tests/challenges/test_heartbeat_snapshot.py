@@ -25,12 +25,14 @@ from hypothesis import strategies as st
 
 from challenges import heartbeat, services
 from challenges.consumers.play import PlayConsumer
-from challenges.models import Challenge, MobScene, TraitLoss
+from challenges.models import Challenge, Combat, DiceRoll, MobScene, StoryCombat, TraitLoss
 from challenges.realtime import collecting, send_collected
 from characters.models import Chronicle, GameSession, Presence, Trait
+from tests.challenges.test_bns_flow import _by_night
 from tests.challenges.test_phone_frames import _phones
+from tests.challenges.test_story_pages import _story_evening
 from tests.factories import make_character, narrated_chronicle
-from tests.faults.phones import current_play_stamp
+from tests.faults.phones import Phone, current_play_stamp
 
 
 @pytest.fixture
@@ -87,6 +89,27 @@ def _evenings(draw):
     )
     time_out, ended, other_open = draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
     return people, challenges, losses, mobs, time_out, ended, other_open
+
+
+# bns combats and Storytelling fights (participants, version, minutes ago) and
+# rolls (roller or none, opponent or none, version)
+@st.composite
+def _extras(draw):
+    n = draw(st.integers(min_value=2, max_value=5))
+    who = st.integers(min_value=0, max_value=n - 1)
+    fights = st.lists(
+        st.tuples(
+            st.sets(who, min_size=1, max_size=3),
+            st.integers(min_value=1, max_value=9),
+            st.integers(min_value=0, max_value=3),
+        ),
+        max_size=5,
+    )
+    rolls = st.lists(
+        st.tuples(st.none() | who, st.none() | who, st.integers(min_value=1, max_value=9)),
+        max_size=6,
+    )
+    return n, draw(fights), draw(fights), draw(rolls)
 
 
 def _build(people, challenges, losses, mobs, time_out, ended, other_open):
@@ -149,6 +172,43 @@ def test_one_query_for_the_session_gives_every_phone_its_exact_parts(evening):
 
 
 @pytest.mark.django_db
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_extras())
+def test_the_combat_roll_and_fight_parts_of_a_snapshot_are_each_phones_exact_ones(extras):
+    n, combats, fights, rolls = extras
+    with transaction.atomic():
+        session, characters = _build([("present", 6)] * n, [], [], [], False, False, False)
+        now = datetime.now(tz=UTC)
+        for model, made in ((Combat, combats), (StoryCombat, fights)):
+            for people_in, version, ago in made:
+                row = model.objects.create(session=session, state={}, version=version)
+                row.participants.set([characters[i] for i in people_in])
+                model.objects.filter(pk=row.pk).update(created_at=now - timedelta(minutes=ago))
+        for roller, opponent, version in rolls:
+            DiceRoll.objects.create(
+                session=session,
+                character=None if roller is None else characters[roller],
+                opponent=None if opponent is None else characters[opponent],
+                kind="contested",
+                label="Roll",
+                version=version,
+            )
+        extra = heartbeat.session_extra_parts(session.pk, heartbeat.EXTRA_PARTS)
+        snapshot = heartbeat.Snapshot(0.0, *heartbeat._play_rows(session.pk), extra)
+        for character in characters:
+            parts = snapshot.parts_of(character.pk)
+            assert parts["combat"] == heartbeat.combat_part(session.pk, character.pk)
+            assert parts["roll"] == heartbeat.rolls_part(session.pk, character.pk)
+            assert parts["fight"] == heartbeat.fight_part(session.pk, character.pk)
+        transaction.set_rollback(True)
+
+
+def test_an_unknown_part_is_refused():
+    with pytest.raises(ValueError, match="No such heartbeat part"):
+        heartbeat.session_extra_parts(1, ("dice",))
+
+
+@pytest.mark.django_db
 def test_a_session_that_does_not_exist_has_an_empty_snapshot():
     assert heartbeat.session_play_parts(10**6) == (None, {})
 
@@ -169,6 +229,34 @@ async def test_a_current_phones_ping_costs_no_query(game, queries, heartbeat_clo
     assert queries == []
     await helen.close()
     await grady.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@pytest.mark.parametrize("ruleset", ["bns", "storytelling"])
+async def test_a_current_phones_ping_costs_no_query_in_every_ruleset(
+    ruleset, queries, heartbeat_clock, monkeypatch
+):
+    """A bns phone's stamp has ``combat``, a storytelling phone's ``roll`` and
+    ``fight``: the snapshot holds them too, so her ping is answered from memory."""
+    monkeypatch.setattr(services.clocks, "tick_wanted", lambda session_id: False)
+    if ruleset == "bns":
+        world = await database_sync_to_async(_by_night)()
+        people = [(world["rosa"], world["rosa_player"]), (world["tooth"], world["tooth_player"])]
+    else:
+        world = await database_sync_to_async(_story_evening)()
+        people = [(world["iris"], world["player"])]
+    phones = [Phone(f"/ws/play/{character.pk}/", user) for character, user in people]
+    for phone in phones:
+        await phone.connect()
+    assert await phones[0].heartbeat() == {"type": "pong"}  # reads the snapshot
+    assert queries
+    queries.clear()
+    for phone in [*phones, phones[0]]:
+        assert await phone.heartbeat() == {"type": "pong"}
+    assert queries == []
+    for phone in phones:
+        await phone.close()
 
 
 @database_sync_to_async
@@ -281,10 +369,14 @@ def _row_of(parts: heartbeat.Parts) -> tuple[int, ...]:
     return (*parts["session"], *parts["screen"], *parts["seat"], *parts["mob"])
 
 
-def _changed(part: str, index: int) -> heartbeat.Parts:
-    values = list(_MINE[part])
+_BNS: heartbeat.Parts = {**_MINE, "combat": (1, 4)}
+_STORY: heartbeat.Parts = {**_MINE, "roll": (2, 3, 11), "fight": (1, 2)}
+
+
+def _changed(part: str, index: int, parts: heartbeat.Parts = _MINE) -> heartbeat.Parts:
+    values = list(parts[part])
     values[index] += 1
-    return {**_MINE, part: tuple(values)}
+    return {**parts, part: tuple(values)}
 
 
 # (case, the snapshot's parts of her, consumer attributes, snapshot read at
@@ -305,8 +397,11 @@ _CASES = [
     ("a mob scene", _changed("mob", 0), {}, 0.5, False),
     ("a mob scene moved", _changed("mob", 1), {}, 0.5, False),
     ("she has no row: another's parts", None, {}, 0.5, False),
-    ("her stamp has combat (bns)", _MINE, {"combat_rounds": True}, 0.5, False),
-    ("her stamp has rolls (storytelling)", _MINE, {"dice_pools": True}, 0.5, False),
+    ("her combat, in a bns snapshot", _BNS, {"combat_rounds": True}, 0.5, True),
+    ("a combat moved (bns)", _changed("combat", 1, _BNS), {"combat_rounds": True}, 0.5, False),
+    ("her rolls and fights (storytelling)", _STORY, {"dice_pools": True}, 0.5, True),
+    ("a roll moved", _changed("roll", 1, _STORY), {"dice_pools": True}, 0.5, False),
+    ("a fight moved", _changed("fight", 0, _STORY), {"dice_pools": True}, 0.5, False),
     ("no session", _MINE, {"session": None}, 0.5, False),
 ]
 
@@ -322,8 +417,16 @@ async def test_a_snapshot_answers_pong_only_for_exactly_her_parts_read_after_her
 ):
     moment = 1000.0  # now; her stamp was set half a second ago
     monkeypatch.setattr(heartbeat, "now", lambda: moment)
-    consumer = _consumer(_MINE, moment - 0.5, **extra)
+    extra = {"combat_rounds": False, "dice_pools": False, **extra}
+    kinds = ("combat",) * extra["combat_rounds"] + ("roll", "fight") * extra["dice_pools"]
+    mine = {**_MINE, **({"combat": _BNS["combat"]} if "combat" in kinds else {})}
+    if "roll" in kinds:
+        mine.update(roll=_STORY["roll"], fight=_STORY["fight"])
+    consumer = _consumer(mine, moment - 0.5, **extra)
     nobody = (None, *_row_of(_changed("screen", 0)))  # another phone's
     rows = {} if snapshot_parts is None else {7: (7, *_row_of(snapshot_parts))}
-    heartbeat.phones.latest[3] = heartbeat.Snapshot(consumer.stamped_at + read_after, nobody, rows)
+    by_kind = {kind: {} if snapshot_parts is None else {7: snapshot_parts[kind]} for kind in kinds}
+    heartbeat.phones.latest[3, kinds] = heartbeat.Snapshot(
+        consumer.stamped_at + read_after, nobody, rows, by_kind
+    )
     assert await consumer.current_in_snapshot() is answered

@@ -12,6 +12,7 @@ import time
 import pytest
 from channels.db import database_sync_to_async
 
+from challenges import heartbeat
 from challenges.models import DiceRoll
 from challenges.services import rolls
 from tests.challenges.rolls_setup import scripted, story_evening
@@ -235,10 +236,13 @@ async def test_a_narrator_opens_a_contest_and_resists_for_an_npc_from_the_dashbo
     await _close(iris, marcus, board)
 
 
-async def test_after_a_roll_a_phones_and_the_dashboards_heartbeat_is_answered_pong(night):
+async def test_after_a_roll_a_phones_and_the_dashboards_heartbeat_is_answered_pong(
+    night, heartbeat_clock
+):
     """The stamps count the rolls shown (``roll`` part): after a roll.updated
-    frame both screens are current, and a roll they missed makes the next
-    ping resend the view."""
+    frame both screens are current, and a roll they missed makes the first
+    ping from ``SNAPSHOT_SECONDS`` after it on resend the view (a phone's
+    ping is answered from the worker's snapshot, as a MET phone's)."""
     iris, marcus, board, _ = await _screens(night)
     reply, _ = await act(
         board, action="roll.call", character=str(night["iris"].pk), attribute="Wits"
@@ -254,6 +258,7 @@ async def test_after_a_roll_a_phones_and_the_dashboards_heartbeat_is_answered_po
     row = await _latest()
     await database_sync_to_async(DiceRoll.objects.filter(pk=row.pk).update)(label="Wits again")
     await database_sync_to_async(DiceRoll.objects.filter(pk=row.pk).update)(version=5)
+    heartbeat_clock.advance(heartbeat.SNAPSHOT_SECONDS)
     await iris.send_json_to({"action": "ping"})
     assert "Iris: Wits again" in await iris.receive_from(timeout=30)
     await _close(iris, marcus, board)
