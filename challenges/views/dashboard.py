@@ -62,7 +62,7 @@ def _plain_name(name: str) -> str:
 def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
     """Roster rows of ``characters``; their sheets in five queries in all,
     the health clocks of the wounded among them in one more."""
-    sheets = character_sheets(characters, session)
+    sheets = character_sheets(characters, session, risks=False)  # a roster shows no risk
     # Only a wounded character can have a running clock: a roster of healthy
     # characters (most of an evening) costs no query and no clock for it.
     clocks = clock_views(

@@ -3,6 +3,8 @@ the character panel, in the seed's words (Physical 7, Brawl 3, Willpower 4/6,
 wound boxes, Crinos), with nothing MET-only (no Traits, no Trait bids, no
 MET challenge forms); MET rows stay as they were and cost no more queries."""
 
+from dataclasses import replace
+
 import pytest
 from asgiref.sync import sync_to_async
 from bs4 import BeautifulSoup
@@ -12,8 +14,9 @@ from django.urls import reverse
 
 from challenges import views
 from characters.models import Character, Chronicle, GameSession, Presence
+from characters.services import character_sheets
 from tests.challenges.wsutil import act, connect
-from tests.factories import make_rosa, make_user, narrated_chronicle
+from tests.factories import make_rosa, make_user, narrated_chronicle, opposed_challenge
 
 
 def _bns_evening() -> dict:
@@ -143,7 +146,8 @@ def test_the_character_panel_shows_the_bns_sheet_and_no_met_tests(bns):
 
 def test_a_met_roster_row_reads_no_chronicle_and_costs_what_it_did(game, django_assert_num_queries):
     session = GameSession.objects.select_related("chronicle").get(pk=game["session"].pk)
-    with django_assert_num_queries(6) as counted:  # the row, then its sheet's five
+    # The row, then its sheet's four: a roster shows no copies at risk (issue 14).
+    with django_assert_num_queries(5) as counted:
         context = views.roster_row_context(session, game["helen"].pk)
     assert not any("characters_chronicle" in q["sql"] for q in counted.captured_queries)
     assert context["entry"].sheet.attributes is None
@@ -151,9 +155,28 @@ def test_a_met_roster_row_reads_no_chronicle_and_costs_what_it_did(game, django_
     assert "P 7" in _text(BeautifulSoup(html, "html.parser"))
 
 
+def test_a_roster_sheet_is_the_sheet_without_its_copies_at_risk(game):
+    """Issue 14: a narrator's roster reads no open bids; every other figure of
+    the sheet (what its row shows: held and lost per category) is the same."""
+    session = game["session"]
+    opposed_challenge(session, game["helen"], game["grady"], bid="Ferocious")
+    people = [game["helen"], game["grady"]]
+    full, lean = character_sheets(people, session), character_sheets(people, session, risks=False)
+    assert {t.name: t.at_risk for t in full[game["helen"].pk].traits}["Ferocious"] == 1
+    for pk, sheet in full.items():
+        assert all(t.at_risk == 0 and t.risked_in == () for t in lean[pk].traits)
+        unrisked = [
+            [replace(t, at_risk=0, risked_in=()) for t in c.traits] for c in sheet.categories
+        ]
+        assert [c.traits for c in lean[pk].categories] == unrisked
+        assert [(c.held, c.lost) for c in lean[pk].categories] == [
+            (c.held, c.lost) for c in sheet.categories
+        ]
+
+
 def test_a_bns_roster_row_costs_no_more_than_a_met_one(bns, django_assert_num_queries):
     session = GameSession.objects.select_related("chronicle").get(pk=bns["session"].pk)
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(5):
         context = views.roster_row_context(session, bns["rosa"].pk)
     assert context["entry"].sheet.attributes.willpower_left == 4
 
