@@ -32,6 +32,7 @@ from websockets.protocol import State
 
 from bench.fixtures import BID_TRAIT
 from bench.report import Result
+from challenges.ratelimit import REFUSED_MESSAGE
 
 # Seconds a phone waits for an ack, a view or a result before it counts as lost.
 # Long on purpose: a late result is measured (its round trip shows in the
@@ -80,6 +81,10 @@ def set_wait(seconds: float) -> None:
 
 
 RULINGS_PER_SECOND = 8.0  # a dashboard's rulings while the others are away, under WS_RATE
+#: Seconds a narrator waits after a ruling refused for too many messages
+#: (``REFUSED_MESSAGE``: an overloaded server read her taps bunched) before
+#: tapping it again, then on at her pace.
+REFUSED_PAUSE = 1.0
 _PHASES = random.Random(11)  # each socket's heartbeat phase
 
 
@@ -439,19 +444,31 @@ class Narrator(Target):
         their throws) and calls Time out: every away phone's and dashboard's
         screen is stale. Returns what changed."""
         kept = self.dashboards[0]
-        refused = []
-        start = time.perf_counter()
-        for i, pk in enumerate(handles):
-            # A narrator's taps, one after another, under the socket's rate limit
-            # (settings.WS_RATE, 10 actions/s): a flood would close her socket.
-            await asyncio.sleep(max(0.0, start + i / RULINGS_PER_SECOND - time.perf_counter()))
-            reply = await kept.act(action="challenge.void", challenge=pk, reason="bench: ruled")
+        refused, too_many = [], 0
+        start, i = time.perf_counter(), 0
+        for pk in handles:
+            while True:
+                # A narrator's taps, one after another, under the socket's rate
+                # limit (settings.WS_RATE, 10 actions/s). Acks that come late
+                # let them bunch; a tap then refused as too many is tapped again
+                # after a pause, and her pace starts again from there.
+                await asyncio.sleep(max(0.0, start + i / RULINGS_PER_SECOND - time.perf_counter()))
+                reply = await kept.act(action="challenge.void", challenge=pk, reason="bench: ruled")
+                if reply.get("message") != REFUSED_MESSAGE:
+                    break
+                too_many += 1
+                await asyncio.sleep(REFUSED_PAUSE)
+                start, i = time.perf_counter(), 0
+            i += 1
             if reply["type"] != "ack":
                 refused.append(reply.get("message"))
         if refused:
             raise Lost(f"{len(refused)} voids refused: {refused[:3]}")
         await kept.act(action="session.time_out")
-        return f"{len(handles)} challenges voided and Time out called"
+        return (
+            f"{len(handles)} challenges voided and Time out called "
+            f"({too_many} voids refused as too many messages, tapped again)"
+        )
 
     async def resume(self) -> None:
         futures = [phone.wait('class="time-out" role') for phone in self.connected()]

@@ -208,9 +208,14 @@ SECURE_REFERRER_POLICY = "same-origin"
 
 # Websocket hardening: the largest frame a client may send, in bytes.
 WS_MAX_MESSAGE_BYTES = envint("WS_MAX_MESSAGE_BYTES", "4096")
-# Per-connection token bucket: actions per second sustained, and the burst allowed.
+# Per-connection rate limit (challenges.ratelimit.Limiter), in tokens: an action
+# costs 1, a heartbeat 0.25. WS_RATE tokens a second sustained, WS_BURST at once;
+# a frame beyond them is refused with an error (nothing changes). The socket is
+# closed (4429) only when it sent more than the rate allows even if the server
+# read its frames WS_LATE_SECONDS late (an overload reads them late and bunched).
 WS_RATE = float(os.getenv("WS_RATE", "10"))
 WS_BURST = float(os.getenv("WS_BURST", "20"))
+WS_LATE_SECONDS = float(os.getenv("WS_LATE_SECONDS", "60"))
 # Issue 14: a dashboard's changed challenge and roster rows are gathered this
 # long (seconds) per session and worker, then sent as one frame per dashboard
 # (challenges.consumers.feed). Time out, a session's end and arrivals do not wait.

@@ -10,7 +10,11 @@ dashboard whose session was followed by another, ``{"type": "goto", "url": ...}`
 On every (re)connect the client gets its full current view.
 
 Every frame is checked by ``challenges.schema`` (shape) and a per-connection
-``challenges.ratelimit.TokenBucket`` before it reaches a service.
+``challenges.ratelimit.Limiter`` before it reaches a service. A frame beyond
+the rate (``WS_RATE``, ``WS_BURST``) is refused, not closed for: an action gets
+``{"type": "error", "id": ..., "message": REFUSED_MESSAGE}`` and changes
+nothing; a ping or sync is answered ``OWED_HEARTBEAT_SECONDS`` later. Only a
+flood (more than the rate allows even read ``WS_LATE_SECONDS`` late) is closed.
 
 Heartbeat (``challenges.heartbeat``): every view frame starts with
 ``<!--v:STAMP-->``; the client pings ``{"action": "ping", "v": STAMP}`` about
@@ -28,7 +32,7 @@ answered with an error frame naming its id (``SERVER_ERROR_MESSAGE``); the move
 ran in a transaction, so nothing of it is kept, and the socket stays open.
 
 Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
-4429 too many messages (a flood). Every socket also joins its user's group
+4429 a flood (after one error frame, ``FLOOD_MESSAGE``). Every socket also joins its user's group
 (``user_group``): when ``join_links_revoke`` ends Django sessions of hers,
 each of her sockets reads its own session again and closes with 4401 if it
 was one of them.
@@ -48,6 +52,7 @@ of :mod:`~challenges.consumers.base` (:class:`BaseConsumer`). Routing
 from challenges.consumers.base import (
     FLOOD_MESSAGE,
     LAYER_RETRY_SECONDS,
+    REFUSED_MESSAGE,
     SERVER_ERROR_MESSAGE,
     BadMessage,
     BaseConsumer,
@@ -58,6 +63,7 @@ from challenges.consumers.play import PlayConsumer
 __all__ = [
     "FLOOD_MESSAGE",
     "LAYER_RETRY_SECONDS",
+    "REFUSED_MESSAGE",
     "SERVER_ERROR_MESSAGE",
     "BadMessage",
     "BaseConsumer",

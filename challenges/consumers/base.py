@@ -20,7 +20,15 @@ from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 
 from challenges import heartbeat, schema, services
-from challenges.ratelimit import ACTION_COST, HEARTBEAT_COST, TokenBucket
+from challenges.ratelimit import (
+    ACTION_COST,
+    FLOOD_MESSAGE,
+    HEARTBEAT_COST,
+    OWED_HEARTBEAT_SECONDS,
+    REFUSED_MESSAGE,
+    Limiter,
+    Verdict,
+)
 from challenges.realtime import collecting, send_collected, user_group
 from challenges.rules import RulesError
 from narrator import wsauth
@@ -30,8 +38,6 @@ log = logging.getLogger(__name__)
 #: Pauses between retries of a failed channel-layer receive: first, longest (seconds).
 LAYER_RETRY_SECONDS = (0.5, 3.0)
 
-
-FLOOD_MESSAGE = "Too many messages at once: this connection is closed and will reconnect."
 #: The answer to a move that raised something unexpected (logged with its traceback).
 SERVER_ERROR_MESSAGE = "The server could not do that; a narrator can help. (error logged)"
 
@@ -176,8 +182,11 @@ class BaseConsumer(AsyncWebsocketConsumer):
     """Shared frame handling: size cap, JSON parsing, dispatch, acks and errors."""
 
     actions: dict[str, str] = {}  # action name -> method name
-    bucket: TokenBucket | None = None  # this connection's rate limit, made on first frame
+    limiter: Limiter | None = None  # this connection's rate limit, made on first frame
     flooded = False
+    #: A heartbeat the limiter refused, answered ``OWED_HEARTBEAT_SECONDS``
+    #: later (``heartbeat_owed``); None: none owed.
+    owed_heartbeat: dict | None = None
     _stamp_parts: heartbeat.Parts = {}
     #: ``heartbeat.now()`` when ``stamp_parts`` was last set (never: +inf).
     stamped_at = float("inf")
@@ -329,24 +338,49 @@ class BaseConsumer(AsyncWebsocketConsumer):
 
     def _recheck_later(self) -> None:
         """In ``settings.HEARTBEAT_RECHECK_SECONDS``, put a ``heartbeat.recheck``
-        in this socket's own channel: it is handled after every event already
-        queued there, so a broadcast committed before the ping is shown first.
+        in this socket's own channel (:meth:`_heartbeat_later`), so a broadcast
+        committed before the ping is shown first."""
+        self._heartbeat_later(
+            "heartbeat.recheck", float(getattr(settings, "HEARTBEAT_RECHECK_SECONDS", 0.25))
+        )
+
+    def _heartbeat_later(self, event_type: str, delay: float) -> None:
+        """In ``delay`` seconds, put an ``event_type`` event in this socket's
+        own channel: it is handled after every event already queued there.
         If the layer refuses it (an outage), the whole view goes at once, as
         before the recheck existed."""
 
         async def send() -> None:
             try:
-                await self.channel_layer.send(self.channel_name, {"type": "heartbeat.recheck"})
+                await self.channel_layer.send(self.channel_name, {"type": event_type})
             except Exception as error:  # noqa: BLE001 - the layer is down: answer now
-                log.warning("heartbeat recheck not queued (%r): whole view", error)
+                log.warning("%s not queued (%r): whole view", event_type, error)
+                self.owed_heartbeat = None  # the whole view answers it
                 try:
                     await self.send_view()
                 except Exception:  # noqa: BLE001 - the socket is gone; the next ping retries
                     log.exception("heartbeat whole view failed")
 
-        delay = float(getattr(settings, "HEARTBEAT_RECHECK_SECONDS", 0.25))
         loop = asyncio.get_running_loop()
         loop.call_later(delay, lambda: loop.create_task(send()))
+
+    def _owe_heartbeat(self, message: dict) -> None:
+        """Answer a heartbeat the limiter refused ``OWED_HEARTBEAT_SECONDS``
+        later (``heartbeat_owed``) instead of now. One is owed at a time: a
+        later one replaces it (a ping echoes a newer stamp), except that a
+        ping never replaces a sync (the sync's whole view answers both)."""
+        owed = self.owed_heartbeat
+        if owed is None:
+            self._heartbeat_later("heartbeat.owed", OWED_HEARTBEAT_SECONDS)
+        if owed is None or owed.get("action") != "sync":
+            self.owed_heartbeat = message
+
+    async def heartbeat_owed(self, event: dict) -> None:
+        """The answer to a heartbeat the limiter refused (``_owe_heartbeat``),
+        as it would have been answered then."""
+        message, self.owed_heartbeat = self.owed_heartbeat, None
+        if message is not None and not self.flooded:
+            await self.answer_heartbeat(message)
 
     async def heartbeat_recheck(self, event: dict) -> None:
         """The second look at a ping that found the database ahead: ``pong``
@@ -376,8 +410,11 @@ class BaseConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         # Entry checks before anything else: the frame's shape (challenges.schema)
-        # and this connection's rate (challenges.ratelimit). A flood gets one
-        # error, then the socket is closed with 4429; later frames are dropped.
+        # and this connection's rate (challenges.ratelimit). A frame beyond the
+        # rate is refused: an action gets an error and changes nothing, a
+        # heartbeat is answered a moment later. A flood (far beyond the rate,
+        # more than lateness explains) gets one error, then the socket is
+        # closed with 4429; later frames are dropped.
         if self.flooded:
             return
         try:
@@ -385,12 +422,21 @@ class BaseConsumer(AsyncWebsocketConsumer):
             refused = None
         except schema.FrameRefused as error:
             action, message, refused = None, {}, error
-        if self.bucket is None:
-            self.bucket = TokenBucket(rate=settings.WS_RATE, burst=settings.WS_BURST)
-        if not self.bucket.take(HEARTBEAT_COST if action in schema.HEARTBEAT else ACTION_COST):
-            self.flooded = True
+        if self.limiter is None:
+            self.limiter = Limiter(
+                rate=settings.WS_RATE, burst=settings.WS_BURST, late=settings.WS_LATE_SECONDS
+            )
+        verdict = self.limiter.check(HEARTBEAT_COST if action in schema.HEARTBEAT else ACTION_COST)
+        if verdict is Verdict.REFUSE and action in schema.HEARTBEAT:
+            self._owe_heartbeat(message)
+            return
+        if verdict is not Verdict.ANSWER:
             msg_id = refused.msg_id if refused else message.get("id")
             msg_id = msg_id if isinstance(msg_id, str) else None
+            if verdict is Verdict.REFUSE:
+                await self.send_json({"type": "error", "id": msg_id, "message": REFUSED_MESSAGE})
+                return
+            self.flooded = True
             await self.send_json({"type": "error", "id": msg_id, "message": FLOOD_MESSAGE})
             await self.close(code=4429)
             return

@@ -3,9 +3,11 @@
 // acknowledges it, in the browser's storage too (a reload loses nothing): the
 // button that sent it says "sending…", and after a reconnect it is resent with
 // the same id (the server answers a repeat "already done"), at most a few times,
-// (2) shows errors, (3) says "Connected" only while the socket is open and
-// answering: a send (action or heartbeat) with no frame back within a few
-// seconds, or the browser going offline, shows "Reconnecting…" and reconnects,
+// (2) shows errors and drops the action they answer (never resent: a refusal,
+// "Too many messages" too, changed nothing and is the player's to retry),
+// (3) says "Connected" only while the socket is open and answering: a send
+// (action or heartbeat) with no frame back within a few seconds, or the
+// browser going offline, shows "Reconnecting…" and reconnects,
 // (4) reconnects on every close code except the server's refusals (4xxx), with
 // a jittered backoff capped at a few seconds; a flood close (4429) waits a little
 // longer, a login refused (4401) goes to the login page, (5) runs an app-level

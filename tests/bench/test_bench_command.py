@@ -233,3 +233,34 @@ def test_an_evening_sheet_is_like_the_demos_and_the_same_every_run():
         assert sum(neg for _, cat, _, neg in sheet if cat == category) == 1
         names = [name for name, cat, _, _ in sheet if cat == category]
         assert len(names) == len(set(names))
+
+
+async def test_a_ruling_refused_as_too_many_messages_is_tapped_again_and_counted(monkeypatch):
+    """The stale storm's kept dashboard: a void the server refuses as too many
+    messages (an overload read her taps bunched) is tapped again after a
+    pause, counted in the note; any other refusal still stops the row."""
+    from bench import load
+    from challenges.ratelimit import REFUSED_MESSAGE
+
+    monkeypatch.setattr(load, "REFUSED_PAUSE", 0.0)
+    monkeypatch.setattr(load, "RULINGS_PER_SECOND", 1000.0)
+
+    class Dashboard:
+        def __init__(self, answers: list[dict]) -> None:
+            self.answers, self.sent = answers, []
+
+        async def act(self, **message) -> dict:
+            self.sent.append(message.get("challenge", message["action"]))
+            return self.answers.pop(0) if self.answers else {"type": "ack"}
+
+    too_many = {"type": "error", "message": REFUSED_MESSAGE}
+    kept = Dashboard([{"type": "ack"}, too_many, too_many])
+    note = await load.Narrator([], [kept]).while_away([1, 2, 3])
+    assert kept.sent == [1, 2, 2, 2, 3, "session.time_out"]
+    assert note == (
+        "3 challenges voided and Time out called "
+        "(2 voids refused as too many messages, tapped again)"
+    )
+    kept = Dashboard([{"type": "error", "message": "No such challenge."}])
+    with pytest.raises(load.Lost, match="1 voids refused"):
+        await load.Narrator([], [kept]).while_away([1])

@@ -126,6 +126,9 @@ class Wire:
         # Every action frame vanishes and its socket closes with 1011, as a
         # server that crashed on it would.
         self.crash_on_actions = False
+        # Frames sent to the server just before the page's next action, in the
+        # same breath: read together with it, as an overloaded server reads them.
+        self.bunch_before_action: list[str] = []
 
     def handle(self, route) -> None:
         # "muted": server -> page frames of this socket vanish.
@@ -145,6 +148,10 @@ class Wire:
                 entry["swallowed"] = message
                 route.close(code=1011, reason="crashed on it")
                 return
+            if self.bunch_before_action and '"id"' in message:
+                bunch, self.bunch_before_action = self.bunch_before_action, []
+                for frame in bunch:
+                    server.send(frame)
             server.send(message)
 
         def from_server(message):
@@ -467,11 +474,13 @@ def test_a_throw_not_yet_acknowledged_survives_a_reload_and_is_applied_once(brow
     context.close()
 
 
-def test_a_flood_close_reconnects_after_a_pause(browser, server):
+def test_a_flood_close_reconnects_after_a_pause(browser, server, settings):
     context, page, wire = _phone(browser, server, "ray")
     index = len(wire.sockets) - 1
-    # More frames at once than the server's rate limit allows (WS_BURST 20).
-    for n in range(40):
+    # More frames at once than the server's rate limit lets through even if read
+    # late (WS_BURST + WS_RATE × WS_LATE_SECONDS: 620): refused, then closed.
+    room = settings.WS_BURST + settings.WS_RATE * settings.WS_LATE_SECONDS
+    for n in range(int(room) + 200):
         wire.sockets[index]["server"].send(json.dumps({"id": f"flood-{n}", "action": "nothing"}))
     _wait(page, lambda: "Too many messages" in page.text_content("#connection"))
     closed = page.evaluate("Date.now()")
@@ -537,6 +546,37 @@ def test_an_error_answer_clears_sending_shows_the_error_and_is_never_resent(brow
     wire.sockets[-1]["route"].close(code=1012, reason="restart")
     _wait(page, lambda: len(wire.sockets) > count and _connected(page))
     assert not any(lost["id"] in m for m in wire.sockets[-1]["sent"])
+    context.close()
+
+
+def test_an_action_refused_for_too_many_messages_says_so_and_is_never_resent(browser, server):
+    """Her bid is read behind 30 other frames (an overloaded server reads a
+    phone's frames late and bunched): the server refuses it, rather than
+    closing her socket; her phone shows why, lets her try again, and never
+    resends it."""
+    context, page, wire = _phone(browser, server, "ray")
+    index = len(wire.sockets) - 1
+    wire.bunch_before_action = [json.dumps({"id": f"b{n}", "action": "nothing"}) for n in range(30)]
+    bid = _challenge_the_first_opponent(page)
+    _wait(page, lambda: not wire.bunch_before_action)
+    refused = _sent_action(wire.sockets[index], "challenge.open")
+    received = wire.sockets[index]["received"]
+    _wait(page, lambda: any(refused["id"] in m for m in received))
+    answer = next(json.loads(m) for m in received if refused["id"] in m)
+    # challenges.ratelimit.REFUSED_MESSAGE
+    assert answer == {
+        "type": "error",
+        "id": refused["id"],
+        "message": "Too many messages: wait a moment and try again.",
+    }
+    _wait(page, lambda: page.text_content("#notice") == answer["message"])
+    assert bid.is_enabled() and _connected(page)
+    assert _pending_stored(page) == []
+    assert len(wire.sockets) == index + 1  # not closed
+    count = len(wire.sockets)
+    wire.sockets[-1]["route"].close(code=1012, reason="restart")
+    _wait(page, lambda: len(wire.sockets) > count and _connected(page))
+    assert not any(refused["id"] in m for m in wire.sockets[-1]["sent"])
     context.close()
 
 

@@ -11,11 +11,12 @@ import uuid
 import pytest
 from channels.db import database_sync_to_async
 
-from challenges.models import Challenge
-from challenges.ratelimit import TokenBucket
+from challenges.models import Challenge, ClientAction
+from challenges.ratelimit import FLOOD_MESSAGE, OWED_HEARTBEAT_SECONDS, REFUSED_MESSAGE
 from challenges.schema import SCHEMAS, FrameRefused, parse_frame
+from characters.models import GameSession
 from narrator.wsorigin import origin_allowed
-from tests.challenges.wsutil import act
+from tests.challenges.wsutil import act, drain
 from tests.security.wsrec import WAIT, open_socket, snapshot
 
 
@@ -307,47 +308,73 @@ async def test_a_refused_frame_answers_with_an_error_and_changes_nothing(game):
     await helen.disconnect()
 
 
-# Rate limit -----------------------------------------------------------------------
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def test_a_bucket_allows_its_burst_then_its_rate():
-    clock = FakeClock()
-    bucket = TokenBucket(rate=10, burst=20, clock=clock)
-    assert all(bucket.take() for _ in range(20))
-    assert not bucket.take()
-    clock.now += 0.1  # one token back
-    assert bucket.take() and not bucket.take()
-    clock.now += 60  # refills to the burst, no further
-    assert sum(bucket.take() for _ in range(30)) == 20
-
-
-def test_a_heartbeat_costs_a_quarter_of_an_action():
-    bucket = TokenBucket(rate=1, burst=1, clock=FakeClock())
-    assert all(bucket.take(0.25) for _ in range(4))
-    assert not bucket.take(0.25)
-
-
-def test_a_bucket_refuses_nonsense_settings():
-    with pytest.raises(ValueError, match="positive rate"):
-        TokenBucket(rate=0, burst=5)
+# Rate limit (the limiter itself: test_ratelimit.py) ----------------------------
+@database_sync_to_async
+def _applied(session_pk: int) -> tuple[set[str], bool]:
+    """The message ids applied (``ClientAction``) and the session's Time out."""
+    return (
+        set(ClientAction.objects.values_list("msg_id", flat=True)),
+        GameSession.objects.get(pk=session_pk).time_out,
+    )
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_flood_is_closed_within_a_second_while_another_phone_keeps_its_pace(game, settings):
-    """100 frames a second from Helen's phone: she gets one error, then close
-    4429, having had no more frames handled than the bucket allows (burst plus
-    rate × seconds, well within a second of flooding); meanwhile
-    Grady's phone still gets every action answered. Counted in frames, not wall
-    time, so a loaded machine neither fails it nor hides a leak in the limit."""
+async def test_a_bunch_of_30_rulings_gets_refusals_but_the_socket_stays_open(game, settings):
+    """A narrator's 30 rulings read at once (an overloaded server reads a
+    dashboard's taps late and bunched): the burst is applied, the rest refused
+    with an error naming their ids, nothing of them kept, and the socket stays
+    open: a ping and a sync sent while the bucket is empty are answered a
+    moment later. A refill slower than the machine (one token in 10 s) makes
+    the count of refusals independent of its speed."""
+    settings.WS_RATE, settings.WS_BURST, settings.WS_LATE_SECONDS = 0.1, 20.0, 600.0
+    session = game["session"]
+    dashboard, _ = await open_socket(f"/ws/narrate/{session.pk}/", game["narrator"])
+    actions = ["session.time_out", "session.resume"] * 15
+    ids = [f"r{n}" for n in range(30)]
+    for msg_id, action in zip(ids, actions, strict=True):
+        await dashboard.send_to(text_data=json.dumps({"id": msg_id, "action": action}))
+    replies: dict[str, dict] = {}
+    while len(replies) < 30:
+        frame = await dashboard.receive_from(timeout=WAIT)
+        reply = json.loads(frame) if frame.startswith("{") else {}
+        if reply.get("id") in ids:
+            replies[reply["id"]] = reply
+    refusal = {"type": "error", "message": REFUSED_MESSAGE}
+    acked = [i for i in ids if replies[i] == {"type": "ack", "id": i, "status": "ok"}]
+    refused = [i for i in ids if replies[i] == {**refusal, "id": i}]
+    assert sorted(acked + refused) == sorted(ids), replies
+    assert len(acked) >= 20 and len(refused) >= 5, (acked, refused)
+    applied, time_out = await _applied(session.pk)
+    assert applied == set(acked)  # a refused ruling changed nothing
+    assert time_out is (actions[ids.index(acked[-1])] == "session.time_out")
+
+    await drain(dashboard)  # the applied rulings' broadcasts
+
+    sent = time.monotonic()
+    await dashboard.send_to(text_data=json.dumps({"action": "ping", "v": "not-current"}))
+    await dashboard.send_to(text_data='{"action": "ping"}')  # replaces the one owed
+    assert await dashboard.receive_from(timeout=WAIT) == '{"type": "pong"}'
+    assert time.monotonic() - sent >= OWED_HEARTBEAT_SECONDS * 0.9
+    await dashboard.send_to(text_data='{"action": "sync"}')
+    await dashboard.send_to(text_data='{"action": "ping"}')  # never replaces a sync
+    view = await dashboard.receive_from(timeout=WAIT)
+    assert view.startswith("<!--v:") and 'id="challenge-list"' in view, view[:200]
+    assert await drain(dashboard, OWED_HEARTBEAT_SECONDS * 1.5) == []  # one answer for both
+    await dashboard.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_flood_is_refused_then_closed_while_another_phone_keeps_its_pace(game, settings):
+    """100 frames a second from Helen's phone: beyond the burst they are
+    refused, one by one; once she has sent more than lateness explains (the
+    flood bucket: burst + rate × WS_LATE_SECONDS) she gets one flood error,
+    then close 4429, having had no more frames handled than the rate allows
+    (burst plus rate × seconds). Meanwhile Grady's phone still gets every
+    action answered. Counted in frames, not wall time, so a loaded machine
+    neither fails it nor hides a leak in the limit."""
     # A slower refill than the default 10/s: a loaded machine handling fewer than
     # 10 frames a second would otherwise never empty the bucket (no close at all).
-    settings.WS_RATE, settings.WS_BURST = 2.0, 20.0
+    settings.WS_RATE, settings.WS_BURST, settings.WS_LATE_SECONDS = 2.0, 20.0, 10.0
     helen, _ = await open_socket(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
     grady, _ = await open_socket(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
 
@@ -374,17 +401,19 @@ async def test_a_flood_is_closed_within_a_second_while_another_phone_keeps_its_p
             await asyncio.sleep(0.1)
         return latencies
 
-    async def watch_helen() -> tuple[float, int, dict | None, int]:
-        error, handled = None, 0  # the flood error; frames answered before it
+    async def watch_helen() -> tuple[float, int, dict | None, int, int]:
+        error, handled, refused = None, 0, 0  # the flood error; frames answered before it
         while True:
             output = await helen.receive_output(timeout=WAIT)
             if output["type"] == "websocket.close":
-                return time.monotonic(), output["code"], error, handled
-            if "Too many messages" in output.get("text", ""):
-                assert error is None, "a second flood error"
-                error = json.loads(output["text"])
-            elif "no such challenge" in output.get("text", ""):
-                assert error is None, "a frame answered after the flood error"
+                return time.monotonic(), output["code"], error, handled, refused
+            reply = json.loads(output.get("text", "{}"))
+            assert error is None, f"a frame answered after the flood error: {reply}"
+            if reply.get("message") == FLOOD_MESSAGE:
+                error = reply
+            elif reply.get("message") == REFUSED_MESSAGE:
+                refused += 1
+            elif "no such challenge" in reply.get("message", ""):
                 handled += 1
 
     started = time.monotonic()
@@ -392,15 +421,18 @@ async def test_a_flood_is_closed_within_a_second_while_another_phone_keeps_its_p
     watch_task = asyncio.create_task(watch_helen())
     latencies = await grady_round_trips()
     await flood_task
-    closed_at, code, error, handled = await watch_task
+    closed_at, code, error, handled, refused = await watch_task
     print(
-        f"\nflood closed after {closed_at - started:.3f} s and {handled} frames handled; "
-        "other phone's round trips "
+        f"\nflood closed after {closed_at - started:.3f} s, {handled} frames handled and "
+        f"{refused} refused; other phone's round trips "
         + ", ".join(f"{latency * 1000:.0f} ms" for latency in latencies)
     )
-    assert code == 4429 and error["type"] == "error"
-    allowed = settings.WS_BURST + settings.WS_RATE * (closed_at - started)
+    assert code == 4429 and error["type"] == "error" and error["id"].startswith("f")
+    seconds = closed_at - started
+    allowed = settings.WS_BURST + settings.WS_RATE * seconds
     assert 0 < handled <= allowed, (handled, allowed)
+    room = settings.WS_BURST + settings.WS_RATE * (settings.WS_LATE_SECONDS + seconds)
+    assert refused > 0 and handled + refused <= room, (handled, refused, room)
     assert len(latencies) == 10  # Grady was answered every time (speed: manage.py bench)
     assert await database_sync_to_async(Challenge.objects.count)() == 0
     await grady.disconnect()
