@@ -15,7 +15,9 @@ opened. Two subcommands:
   before the evening row; prints how many Traits were added.
 - ``verify``: print JSON counts of challenges, resolved challenges (of them,
   voided by a narrator: the reconnect storms' rulings), Trait losses and
-  challenges with more than one loss (a doubled result).
+  challenges with more than one loss (a doubled result); mob scenes and
+  dice rolls, and those settled or rolled twice; Willpower spent beyond a
+  sheet's.
 """
 
 from __future__ import annotations
@@ -183,12 +185,18 @@ def verify() -> None:
     of paced, saturation, burst: *Quick*) with more than one loss.
     ``overspent``: evening challenges that cost more Trait copies than were
     bid in them (a draw, two bids of a Wounded side, an overbid or a Negative
-    Trait owed may each cost more than one), and Traits with more copies lost
-    tonight than held."""
+    Trait owed may each cost more than one; a mob scene's test also costs
+    the other attackers' bids, one each), and Traits with more copies lost
+    tonight than held. ``doubled_results``: challenges resolved twice, mob
+    scene targets settled twice, dice rolls rolled twice (their events).
+    ``willpower_overspent``: presences that spent more Willpower than their
+    sheet's."""
+    from collections import Counter
+
     from django.db.models import Count, F
 
-    from challenges.models import Challenge, TraitLoss
-    from characters.models import Trait
+    from challenges.models import Challenge, DiceRoll, Event, MobScene, TraitLoss
+    from characters.models import Presence, Trait
 
     resolved = Challenge.objects.filter(stage="resolved")
     per_challenge = TraitLoss.objects.values("challenge").annotate(n=Count("id"))
@@ -197,11 +205,26 @@ def verify() -> None:
         row["challenge"]: row["n"]
         for row in per_challenge.filter(challenge__category__in=EVENING_CATEGORIES)
     }
-    overspent = sum(
-        evening.get(c.pk, 0) > len(c.state["challenger_bids"]) + len(c.state["defender_bids"])
-        for c in Challenge.objects.filter(pk__in=evening).only("state")
-    )
+    overspent = 0
+    for c in Challenge.objects.filter(pk__in=evening).only("state"):
+        bids = len(c.state["challenger_bids"]) + len(c.state["defender_bids"])
+        others = max(0, c.state.get("mob_attackers", 0) - 1)  # a mob test's other attackers
+        overspent += evening.get(c.pk, 0) > bids + others
     overspent += Trait.objects.annotate(n=Count("losses")).filter(n__gt=F("count")).count()
+    twice = Event.objects.filter(kind="resolved").values("challenge").annotate(n=Count("id"))
+    doubled = twice.filter(n__gt=1).count()
+    mob_results = Counter(
+        (data["mob"], data.get("defender"))
+        for data in Event.objects.filter(kind="mob_result").values_list("data", flat=True)
+    )
+    rolled = Counter(
+        data["roll"]
+        for data in Event.objects.filter(kind__in=("roll_rolled", "roll_contested")).values_list(
+            "data", flat=True
+        )
+    )
+    doubled += sum(n > 1 for n in mob_results.values()) + sum(n > 1 for n in rolled.values())
+    willpower = Presence.objects.filter(willpower_spent__gt=F("character__willpower")).count()
     print(
         json.dumps(
             {
@@ -211,6 +234,12 @@ def verify() -> None:
                 "losses": TraitLoss.objects.count(),
                 "doubled_losses": physical.filter(n__gt=1).count(),
                 "overspent": overspent,
+                "mob_scenes": MobScene.objects.count(),
+                "mob_settled": MobScene.objects.filter(stage="settled").count(),
+                "rolls": DiceRoll.objects.count(),
+                "rolled": DiceRoll.objects.filter(rolled_at__isnull=False).count(),
+                "doubled_results": doubled,
+                "willpower_overspent": willpower,
             }
         )
     )

@@ -64,7 +64,17 @@ BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
 _WHOLE_VIEW = re.compile(r'id="live"|id="challenge-list"')
 
 
-_CARD = re.compile(r'<article id="card-(\d+)" class="card stage-')
+# What a phone shows, one article each, by the Conn attribute that keeps it:
+# challenge cards, mob scenes.
+_SHOWN = (
+    ("cards", re.compile(r'<article id="card-(\d+)" class="card stage-')),
+    ("mobs", re.compile(r'<article class="card mob[^"]*" data-mob="(\d+)"')),
+)
+# Her start form's choices, by kind (first marker to the end marker): the MET
+# Trait buttons (in her view, and sent alone when her Traits change).
+_START_FORMS = {
+    "bids": ('<fieldset id="start-bids"', "</fieldset>"),
+}
 
 
 class Lost(Exception):
@@ -124,12 +134,14 @@ class Conn:
         self.pings = 0  # heartbeats sent
         self.pongs: list[float] = []  # seconds from each ping to its pong
         self.ping_views = 0  # pings answered with a whole view (the screen was stale)
-        # The evening row reads the screen as a player would (``track_cards``):
-        # the last HTML of each card, when it came, and the start form's bids.
+        # The evening rows read the screen as a player would (``track_cards``):
+        # the last HTML of each challenge card and mob scene, when it came
+        # (``_SHOWN``), and the choices of her start form.
         self.track_cards = False
         self.last_answer_at = 0.0  # when the last ack or error of an action arrived
         self.cards: dict[int, tuple[float, str]] = {}
-        self.start_bids = ""
+        self.mobs: dict[int, tuple[float, str]] = {}
+        self.start_forms: dict[str, str] = {}  # by kind of _START_FORMS
         self.card_changed = asyncio.Event()
 
     async def open(self) -> None:
@@ -230,13 +242,16 @@ class Conn:
         self._match(now, frame)
 
     def _read_cards(self, now: float, frame: str) -> None:
-        for found in _CARD.finditer(frame):
-            end = frame.find("</article>", found.end())
-            self.cards[int(found.group(1))] = (now, frame[found.start() : end])
-            self.card_changed.set()
-        start = frame.find('<fieldset id="start-bids"')
-        if start >= 0:
-            self.start_bids = frame[start : frame.find("</fieldset>", start)]
+        for kind, pattern in _SHOWN:
+            shown = getattr(self, kind)
+            for found in pattern.finditer(frame):
+                end = frame.find("</article>", found.end())
+                shown[int(found.group(1))] = (now, frame[found.start() : end])
+                self.card_changed.set()
+        for kind, (marker, closing) in _START_FORMS.items():
+            start = frame.find(marker)
+            if start >= 0:
+                self.start_forms[kind] = frame[start : frame.find(closing, start)]
 
     def _match(self, now: float, frame: str) -> None:
         if self.track_cards:
@@ -619,11 +634,13 @@ async def paced(
     duration: float,
     result: Result,
     play: Callable[[int], Awaitable[None]] | None = None,
+    idle: deque[int] | None = None,
 ) -> None:
     """Start ``rate`` challenges a second for ``duration`` seconds on idle pairs;
     each is opened, answered and thrown; the round trip is throws → both results.
-    ``play(pair)`` plays one challenge instead (the evening's)."""
-    idle = deque(_playable(target, range(target.pairs), result))
+    ``play(pair)`` plays one challenge instead (the evening's); ``idle``: the
+    idle pairs (default: every playable pair), shared with ``play``."""
+    idle = deque(_playable(target, range(target.pairs), result)) if idle is None else idle
     tasks = []
 
     async def run(p: int) -> None:
@@ -874,32 +891,193 @@ _BID_BOX = re.compile(
 _ADD_BUTTON = re.compile(r'<button name="bids" value="([^"]+)" aria-label="Add ')
 _OVERBID_BUTTON = re.compile(r'<button name="traits" value="([^"]+)" aria-label="Overbid with ')
 EVENING_MIX = {"relent": 0.12, "attack": 0.12, "negative": 0.15, "retest": 0.5}
+MOB_SHARE = 0.05  # of the evening's starts: a mob scene (the 10th start, then every 20th)
+MOB_ATTACK_SHARE = 0.5  # of the mob scenes: an attack (a win wounds)
 TIE_SHARE = 1 / 3  # of the tests: both sides throw the same
 MAX_REFUSALS = 6  # moves refused in one challenge before a narrator voids it (lost)
+# A mob scene on a phone: opened, its leader and whom to hurt (_mob_scenes.html).
+_MOB_OPENED = re.compile(r'<article class="card mob" data-mob="(\d+)" data-stage="choosing"')
+_LEADER_BUTTON = re.compile(r'<button name="leader" value="(\d+)"')
+_HURT_BUTTON = re.compile(r'<button name="attacker" value="(\d*)"')
+_MOB_BOX = re.compile(r'<input type="checkbox" name="bids" value="([^"]+)"')
+_MOB_MUST_BID = re.compile(r"<p>Bid (\d+) ")
 
 
-class Evening:
-    """One evening row's plan and counts: each challenge is opened with a Trait
-    the challenger still has (her start form), answered with one the defender
-    still has (her card), and every later move is one her card offers
-    (``rules.legal_moves``, rendered by ``_card.html``): a defender relents,
-    a challenge is an attack, a side names a Negative Trait (right half the
-    time: ``negatives`` are the bench sheets' own), a tie is declared, the
-    loser overbids when offered, or accepts. Shares: :data:`EVENING_MIX`,
-    :data:`TIE_SHARE`. ``counts`` says what was played."""
+def _quoted(message: str) -> str:
+    """A refusal's words for a row's note: no character names, 60 characters."""
+    return re.sub(r"Bench \d+", "a side", message)[:60]
+
+
+def _resolved(shown: dict[int, tuple[float, str]], pk: int) -> bool:
+    """The challenge card ``pk`` of ``shown`` (a phone's ``cards``) shows its result."""
+    return "stage-resolved" in shown.get(pk, (0.0, ""))[1][:80]
+
+
+def mob_turn(start: int) -> bool:
+    """Start ``start`` (0, 1, …) of an evening is a mob scene: one in
+    ``1 / MOB_SHARE``, the first half way (5%: the 10th, 30th, 50th, …)."""
+    return int((start + 1) * MOB_SHARE + 0.5) > int(start * MOB_SHARE + 0.5)
+
+
+class Play:
+    """What every evening row shares: its target, its own random draws, what
+    it played (``counts``), the idle pairs (``idle``: set by :func:`evening`,
+    a mob scene borrows a second pair from it), and :meth:`play_out`, which
+    plays one thing (a challenge, a mob scene) to its result from
+    what the phones show. Subclasses give :meth:`challenge`."""
+
+    def __init__(self, target: Target, seed: int) -> None:
+        self.target = target
+        self.rng = random.Random(seed)
+        self.counts: Counter = Counter()
+        self.idle: deque[int] = deque()
+
+    async def challenge(self, p: int, result: Result) -> None:
+        """Play one start of pair ``p`` to its result, adding its round trip
+        to ``result`` and its dashboards' futures to ``target.dashboard_seen``."""
+        raise NotImplementedError
+
+    async def play_out(
+        self,
+        sides: list[Conn],
+        *,
+        look: Callable[[Conn], tuple[float, str]],
+        move: Callable[[Conn, str], dict | None],
+        done: Callable[[Conn], bool],
+        stuck: Callable[[], Awaitable[object]],
+        refused: Callable[[Conn, dict], None] | None = None,
+    ) -> float:
+        """Play until ``done(phone)`` for every phone of ``sides``. A phone's
+        screen is ``look(phone)``: ``(arrival, html)``; on one that came after
+        the ack of her last move (one rendered before it, still offering that
+        move, may arrive late) and that she has not acted on, ``move(phone,
+        html)`` gives her action's fields (None: nothing for her now). A move
+        refused (raced by another's: her screen had not caught up, as a
+        player's tap may) changed nothing: it is counted, ``refused(phone,
+        fields)`` told, and she acts on her latest screen again. After
+        :data:`MAX_REFUSALS` refusals, or :data:`WAIT` s with no move offered
+        to anyone, a narrator ends it (``stuck()``) and it is Lost. Returns
+        when the last move was sent (``time.perf_counter()`` seconds)."""
+        acted: dict[Conn, str] = {}
+        floor: dict[Conn, float] = {}
+        last = time.perf_counter()
+        refusals = 0
+        while True:
+            for phone in sides:  # cleared before reading: a later frame sets it again
+                phone.card_changed.clear()
+            moved = False
+            for phone in sides:
+                if done(phone):
+                    continue
+                at, html = look(phone)
+                if not html or acted.get(phone) == html or at <= floor.get(phone, 0.0):
+                    continue
+                fields = move(phone, html)
+                if fields is None:
+                    continue
+                acted[phone] = html
+                last = time.perf_counter()
+                reply = await phone.act(**fields)
+                moved = True
+                if reply["type"] == "ack":
+                    floor[phone] = phone.last_answer_at
+                    continue
+                self.counts[f"moves refused: {_quoted(reply.get('message', ''))}"] += 1
+                del acted[phone]
+                if refused is not None:
+                    refused(phone, fields)
+                refusals += 1
+                if refusals > MAX_REFUSALS:
+                    await stuck()
+                    raise Lost(f"{refusals} moves refused")
+            if all(done(phone) for phone in sides):
+                return last
+            if not moved:
+                waits = [asyncio.ensure_future(phone.card_changed.wait()) for phone in sides]
+                finished, pending = await asyncio.wait(
+                    waits, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED
+                )
+                for waiting in pending:
+                    waiting.cancel()
+                if not finished:  # no move offered to anyone: a narrator ends it
+                    await stuck()
+                    raise Lost("waited on no move")
+
+    async def _asked(
+        self, phone: Conn, asked: asyncio.Future, refused: str, **fields
+    ) -> str | None:
+        """``phone`` sends the action ``fields``; returns what ``asked`` (a
+        :meth:`Conn.wait` registered before, on the phone that must answer)
+        found, or None if the action was refused (counted: ``refused: why``)."""
+        reply = await phone.act(**fields)
+        if reply["type"] != "ack":
+            asked.cancel()
+            self.counts[f"{refused}: {_quoted(reply.get('message', ''))}"] += 1
+            return None
+        return (await within(asked))[1]
+
+    def _record(self, result: Result, last: float, arrived: float, dashboards: list) -> None:
+        """One result: its round trip (the ``last`` move sent → ``arrived`` on
+        the phones, seconds) and its dashboards' futures (as paced's)."""
+        result.add(arrived - last)
+        self.target.dashboard_seen.append((last, dashboards))
+
+    async def _ruling(self, **fields) -> None:
+        """A narrator ends what offered no move for :data:`WAIT` s or refused
+        too many (counted): ``fields`` of her action (a void)."""
+        self.counts["voided: stuck"] += 1
+        await self.target.dashboards[0].act(**fields)
+
+    def _throw(self, phone: Conn, side: str, throws: dict, thrown: Counter) -> str:
+        """Her throw in her next test (``thrown[phone]``: tests she threw in):
+        both sides' throws are drawn once per test, the same (a tie) at
+        :data:`TIE_SHARE`, else either side winning."""
+        test = thrown[phone]
+        thrown[phone] += 1
+        key = ("test", test)
+        if key not in throws:
+            first = self.rng.choice(THROWS)
+            if self.rng.random() < TIE_SHARE:
+                other = first
+            else:
+                other = BEATS[first] if self.rng.random() < 0.5 else BEATS[BEATS[first]]
+            throws[key] = f"{first}:{other}"
+        return throws[key].split(":")[0 if side == "challenger" else 1]
+
+    @staticmethod
+    def _unthrow(thrown: Counter, action: str) -> Callable[[Conn, dict], None]:
+        """A ``refused`` hook: a refused throw (``action``) was not thrown."""
+
+        def refused(phone: Conn, fields: dict) -> None:
+            if fields["action"] == action:
+                thrown[phone] -= 1
+
+        return refused
+
+
+class Evening(Play):
+    """The met_classic evening's plan and counts: each challenge is opened
+    with a Trait the challenger still has (her start form), answered with one
+    the defender still has (her card), and every later move is one her card
+    offers (``rules.legal_moves``, rendered by ``_card.html``): a defender
+    relents, a challenge is an attack, a side names a Negative Trait (right
+    half the time: ``negatives`` are the bench sheets' own), a tie is
+    declared, the loser overbids when offered, or accepts. Shares:
+    :data:`EVENING_MIX`, :data:`TIE_SHARE`. One start in twenty
+    (:data:`MOB_SHARE`, :func:`mob_turn`) is a mob scene instead
+    (:meth:`mob_scene`). ``counts`` says what was played."""
 
     def __init__(
         self, target: Target, categories: tuple[str, ...], negatives: Callable[[int], dict]
     ) -> None:
-        self.target = target
+        super().__init__(target, 17)
         self.categories = categories
         self.negatives = negatives  # character id -> {category: [Negative Trait names]}
-        self.rng = random.Random(17)
-        self.counts: Counter = Counter()
+        self.started = 0
 
     def _opening(self, phone: Conn) -> dict | None:
         """The ``challenge.open`` fields from her start form, or None (no Trait left)."""
-        form = phone.start_bids
+        form = phone.start_forms.get("bids", "")
         singles = [v for v in _BID_BUTTON.findall(form) if v.partition(":")[0] in self.categories]
         if singles:
             return {"bid": self.rng.choice(singles)}
@@ -914,7 +1092,19 @@ class Evening:
         return {"bids": self.rng.sample(boxes[category], 2), "category": category}
 
     async def challenge(self, p: int, result: Result) -> None:
-        """Play one challenge of pair ``p`` to its result (who challenges: either)."""
+        """Play one challenge of pair ``p`` to its result (who challenges:
+        either), or on a mob scene's turn a mob scene of pair ``p`` and
+        another idle pair (none idle: a challenge, counted)."""
+        start, self.started = self.started, self.started + 1
+        if mob_turn(start):
+            if self.idle:
+                q = self.idle.popleft()
+                try:
+                    await self.mob_scene([*self.target.pair(p), *self.target.pair(q)], result)
+                finally:
+                    self.idle.append(q)
+                return
+            self.counts["mob scenes not opened: no idle pair"] += 1
         a, b = self.target.pair(p)
         challenger, defender = (a, b) if self.rng.random() < 0.5 else (b, a)
         opening = self._opening(challenger)
@@ -922,85 +1112,47 @@ class Evening:
             self.counts["not opened: no Trait left"] += 1
             return
         plan = {k for k, share in EVENING_MIX.items() if self.rng.random() < share}
-        asked = defender.wait(Narrator.RESPONSE)
-        reply = await challenger.act(
+        pk = await self._asked(
+            challenger,
+            defender.wait(Narrator.RESPONSE),
+            "not opened",
             action="challenge.open",
             defender=defender.ident,
             is_attack="attack" in plan,
             **opening,
         )
-        if reply["type"] != "ack":
-            self.counts["not opened: " + reply.get("message", "")[:60]] += 1
+        if pk is None:
             return
-        _, pk = await within(asked)
         pk = int(pk)
         self.counts["challenges"] += 1
         self.counts["attacks"] += "attack" in plan
         row = f'id="challenge-{pk}" class="row stage-resolved'
         on_dashboards = [d.wait(row) for d in self.target.dashboards]
         sides = {challenger: "challenger", defender: "defender"}
-        acted: dict[Conn, str] = {}
-        throws: dict[tuple[Conn, int], str] = {}
+        opponent = {challenger: defender, defender: challenger}
+        throws: dict = {}
         thrown: Counter = Counter()
-        last = time.perf_counter()
-        done = set()
-        # A card counts only if it came after the ack of her last move: one
-        # rendered before it (still offering that move) may arrive late.
-        floor: dict[Conn, float] = {}
-        refusals = 0
-        while True:
-            for phone in sides:  # cleared before reading: a later frame sets it again
-                phone.card_changed.clear()
-            moved = False
-            for phone in (challenger, defender):
-                at, html = phone.cards.get(pk, (0.0, ""))
-                if "stage-resolved" in html[:80]:
-                    done.add(phone)
-                    continue
-                if not html or acted.get(phone) == html or at <= floor.get(phone, 0.0):
-                    continue
-                move = self._move(phone, sides[phone], html, plan, throws, thrown)
-                if move is None:
-                    continue
-                acted[phone] = html
-                last = time.perf_counter()
-                reply = await phone.act(challenge=pk, **move)
-                moved = True
-                if reply["type"] == "ack":
-                    floor[phone] = phone.last_answer_at
-                    continue
-                # A move raced by the other side's (her screen had not caught up,
-                # as a player's tap may): refused, nothing changed, so the cards
-                # she has are still current; she acts on the latest one again.
-                why = re.sub(r"Bench \d+", "a side", reply.get("message", ""))[:60]
-                self.counts[f"moves refused: {why}"] += 1
-                del acted[phone]
-                if move["action"] == "challenge.throw":
-                    thrown[phone] -= 1
-                refusals += 1
-                if refusals > MAX_REFUSALS:
-                    await self._void(pk)
-                    raise Lost(f"challenge {pk}: {refusals} moves refused")
-            if len(done) == 2:
-                break
-            if not moved:
-                waits = [asyncio.ensure_future(phone.card_changed.wait()) for phone in sides]
-                finished, pending = await asyncio.wait(
-                    waits, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED
-                )
-                for waiting in pending:
-                    waiting.cancel()
-                if not finished:  # no move offered to either: a narrator ends it
-                    await self._void(pk)
-                    raise Lost(f"challenge {pk} waited on no move")
-        arrived = max(phone.cards[pk][0] for phone in (challenger, defender))
-        result.add(arrived - last)
-        self.target.dashboard_seen.append((last, on_dashboards))
+
+        def move(phone: Conn, html: str) -> dict | None:
+            fields = self._move(phone, sides[phone], html, plan, throws, thrown, opponent[phone])
+            return None if fields is None else {**fields, "challenge": pk}
+
+        last = await self.play_out(
+            list(sides),
+            look=lambda phone: phone.cards.get(pk, (0.0, "")),
+            move=move,
+            done=lambda phone: _resolved(phone.cards, pk),
+            stuck=lambda: self._ruling(
+                action="challenge.void", challenge=pk, reason="bench: refused move"
+            ),
+            refused=self._unthrow(thrown, "challenge.throw"),
+        )
+        self._record(result, last, max(phone.cards[pk][0] for phone in sides), on_dashboards)
         outcome = challenger.cards[pk][1]
         self.counts["ties"] += "a tie" in outcome
         self.counts["draws"] += "draw" in outcome.lower()
 
-    def _move(self, phone, side, html, plan, throws, thrown) -> dict | None:
+    def _move(self, phone, side, html, plan, throws, thrown, opponent) -> dict | None:
         """The move this side makes on this card, or None (nothing for her now)."""
         if 'value="challenge.relent"' in html and "relent" in plan and side == "defender":
             self.counts["relented"] += 1
@@ -1044,56 +1196,144 @@ class Evening:
             ):
                 throws["negative", side] = "called"
                 self.counts["Negative Traits named"] += 1
-                return {"action": "challenge.negative", "name": self._negative(phone, html)}
-            test = thrown[phone]
-            thrown[phone] += 1
-            key = ("test", test)
-            if key not in throws:
-                first = self.rng.choice(THROWS)
-                if self.rng.random() < TIE_SHARE:
-                    other = first
-                else:
-                    other = BEATS[first] if self.rng.random() < 0.5 else BEATS[BEATS[first]]
-                throws[key] = f"{first}:{other}"
-            mine = throws[key].split(":")[0 if side == "challenger" else 1]
-            return {"action": "challenge.throw", "throw": mine}
+                return {"action": "challenge.negative", "name": self._negative(opponent)}
+            return {"action": "challenge.throw", "throw": self._throw(phone, side, throws, thrown)}
         return None
 
-    def _negative(self, phone: Conn, html: str) -> str:
+    def _negative(self, other: Conn) -> str:
         """A Negative Trait name for the other side: one she has, half the time."""
-        pair = self.target.phones.index(phone)
-        other = self.target.phones[pair ^ 1]
         held = [n for names in self.negatives(other.ident).values() for n in names]
         if held and self.rng.random() < 0.5:
             return self.rng.choice(held)
         return "Clumsy"
 
-    async def _void(self, pk: int) -> None:
-        """A narrator voids a challenge that offered no move for :data:`WAIT` s
-        or refused too many (counted)."""
-        self.counts["voided: stuck"] += 1
-        await self.target.dashboards[0].act(
-            action="challenge.void", challenge=pk, reason="bench: refused move"
+    async def mob_scene(self, people: list[Conn], result: Result) -> None:
+        """One mob scene (seeds/000 "The Mob Scene") of ``people`` (two idle
+        pairs), as the phones' mob cards offer it: a narrator opens it in a
+        category of the evening (an attack at :data:`MOB_ATTACK_SHARE`); one
+        of them, the defender, chooses nobody and the others choose her; an
+        attacker picks the leader (any attacker); each attacker bids one
+        Trait, she bids one per attacker (gives up if her card offers too
+        few); the leader's test is played on their challenge cards as a
+        challenge is; if she won an attack she hurts an attacker or nobody.
+        The round trip: the move that settled it → the settled scene on every
+        phone in it; dashboards: its settled row."""
+        defender = self.rng.choice(people)
+        category = self.rng.choice(self.categories)
+        is_attack = self.rng.random() < MOB_ATTACK_SHARE
+        before = {phone: set(phone.cards) for phone in people}
+        mob = await self._asked(
+            self.target.dashboards[0],
+            defender.wait(_MOB_OPENED),
+            "mob scenes not opened",
+            action="mob.open",
+            characters=[phone.ident for phone in people],
+            category=category,
+            is_attack=is_attack,
         )
+        if mob is None:
+            return
+        mob = int(mob)
+        self.counts["mob scenes"] += 1
+        self.counts["mob scene attacks"] += is_attack
+        row = f'class="row mob resolved" data-mob="{mob}" data-stage="settled"'
+        on_dashboards = [d.wait(row) for d in self.target.dashboards]
+        plan = {k for k, share in EVENING_MIX.items() if self.rng.random() < share}
+        throws: dict = {}
+        thrown: Counter = Counter()
+
+        def test_card(phone: Conn) -> tuple[int, float, str] | None:
+            """The test's card on her phone (the leader's or the defender's), open."""
+            for pk in set(phone.cards) - before[phone]:
+                at, html = phone.cards[pk]
+                if "stage-resolved" not in html[:80]:
+                    return pk, at, html
+            return None
+
+        def look(phone: Conn) -> tuple[float, str]:
+            at, html = phone.mobs.get(mob, (0.0, ""))
+            if (test := test_card(phone)) is not None:
+                at, html = max(at, test[1]), html + test[2]
+            return at, html
+
+        def move(phone: Conn, _html: str) -> dict | None:
+            card = phone.mobs.get(mob, (0.0, ""))[1]
+            if 'value="mob.choose"' in card:
+                chosen = phone is not defender and f'<option value="{defender.ident}">' in card
+                return {
+                    "action": "mob.choose",
+                    "mob": mob,
+                    "target": defender.ident if chosen else "",
+                }
+            if 'value="mob.leader"' in card:
+                leader = int(self.rng.choice(_LEADER_BUTTON.findall(card)))
+                return {"action": "mob.leader", "mob": mob, "leader": leader}
+            if 'value="mob.bid"' in card:
+                return self._mob_bid(mob, card, defending=phone is defender)
+            if 'value="mob.hurt"' in card:
+                self.counts["mob scenes the defender won in an attack"] += 1
+                return {
+                    "action": "mob.hurt",
+                    "mob": mob,
+                    "attacker": self.rng.choice(_HURT_BUTTON.findall(card)),
+                }
+            if (test := test_card(phone)) is not None:
+                side = "defender" if phone is defender else "challenger"
+                fields = self._move(phone, side, test[2], plan, throws, thrown, defender)
+                return None if fields is None else {**fields, "challenge": test[0]}
+            return None
+
+        last = await self.play_out(
+            people,
+            look=look,
+            move=move,
+            done=lambda phone: 'data-stage="settled"' in phone.mobs.get(mob, (0.0, ""))[1][:120],
+            stuck=lambda: self._ruling(action="mob.void", mob=mob, reason="bench: refused move"),
+            refused=self._unthrow(thrown, "challenge.throw"),
+        )
+        self._record(result, last, max(phone.mobs[mob][0] for phone in people), on_dashboards)
+        self.counts["mob scenes with wounds"] += "wounded:" in defender.mobs[mob][1]
+
+    def _mob_bid(self, mob: int, card: str, *, defending: bool) -> dict | None:
+        """Her ``mob.bid`` from her mob card: an attacker one Trait (and what
+        she does: a health level), the defender as many as her card asks (one
+        per attacker), or she gives up (too few offered)."""
+        boxes = _MOB_BOX.findall(card)
+        if defending:
+            need = int(_MOB_MUST_BID.search(card).group(1)) if _MOB_MUST_BID.search(card) else 1
+            if len(boxes) < need:
+                self.counts["mob defenders gave up: too few Traits"] += 1
+                return {"action": "mob.bid", "mob": mob, "give_up": True}
+            return {"action": "mob.bid", "mob": mob, "bids": self.rng.sample(boxes, need)}
+        if not boxes:
+            self.counts["mob attackers with no Trait to bid"] += 1
+            return None
+        return {
+            "action": "mob.bid",
+            "mob": mob,
+            "bids": [self.rng.choice(boxes)],
+            "effect": "Claws",
+            "damage": 1,
+        }
 
 
 async def evening(
     target: Target,
     *,
-    plan: Evening,
+    plan: Play,
     rate: float,
     duration: float,
     result: Result,
     on_ready: Callable[[], None],
 ) -> None:
-    """``rate`` challenges a second for ``duration`` seconds on idle pairs,
-    each played to its result by :class:`Evening`. The round trip: the move
-    that settled it (a throw, a declaration, a relent, an accept) → its
-    result on both phones; dashboards as in paced. ``result.note``: what was
-    played (challenges, ties, declarations, relents, attacks, retests,
-    Negative Traits named, refusals). First every phone asks for its whole
-    view (``sync``, as app.js on waking: the evening sheets were just added),
-    not timed; ``on_ready`` runs after (the CPU mark)."""
+    """``rate`` starts a second for ``duration`` seconds on idle pairs, each
+    played to its result by ``plan`` (:class:`Evening`). The round trip: the move that settled it (a
+    throw, a declaration, a relent, an accept, a mob scene's last move) → its
+    result on the phones; dashboards as in
+    paced. ``result.note``: what was played (``plan.counts``). First every
+    phone asks for its whole view (``sync``, as app.js on waking: the
+    evening sheets were just added), not timed; ``on_ready`` runs after (the
+    CPU mark)."""
     for phone in target.phones:
         phone.track_cards = True
     synced = [phone.wait('id="live"') for phone in target.connected()]
@@ -1108,10 +1348,12 @@ async def evening(
         except Lost:
             result.lost += 1
 
+    plan.idle = deque(_playable(target, range(target.pairs), result))
     try:
-        await paced(target, rate=rate, duration=duration, result=result, play=play)
+        await paced(target, rate=rate, duration=duration, result=result, play=play, idle=plan.idle)
     finally:
         for phone in target.phones:
             phone.track_cards = False
-            phone.cards.clear()
-    result.note = ", ".join(f"{n} {what}" for what, n in plan.counts.most_common())
+            for shown in (phone.cards, phone.mobs):
+                shown.clear()
+    result.note = ", ".join(f"{n} {what}" for what, n in plan.counts.most_common() if n)

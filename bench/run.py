@@ -198,7 +198,11 @@ async def run_config(
             f"{check['losses']} Traits lost, "
             f"{check['doubled_losses']} challenges with a doubled loss, "
             f"{check['overspent']} evening challenges or Traits with more lost than bid or held; "
-            f"{done} results seen on both phones"
+            f"{check['mob_scenes']} mob scenes ({check['mob_settled']} settled), "
+            f"{check['rolls']} dice rolls ({check['rolled']} rolled), "
+            f"{check['doubled_results']} results or rolls doubled, "
+            f"{check['willpower_overspent']} characters with more Willpower spent than held; "
+            f"{done} results seen on the phones"
         )
     finally:
         for workers in (real, bare):

@@ -114,10 +114,15 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
     # Issue 14: the evening is played to its results from what the cards offer.
     evening = next(r for r in rows if r["scenario"] == "evening")
     assert evening["dash lost"] == "0" and float(evening["dash p99 ms"]) > 0, evening
-    assert re.search(r"\b15 challenges\b", evening["note"]), evening
+    # One start in twenty is a mob scene (the 10th of 15); its test is a challenge.
+    assert re.search(r"\b14 challenges\b", evening["note"]), evening
+    assert re.search(r"\b1 mob scenes\b", evening["note"]), evening
+    assert int(evening["n"]) == 15, evening
     assert "voided: stuck" not in evening["note"], evening
     assert "0 challenges with a doubled loss" in done.stdout
     assert "0 evening challenges or Traits with more lost than bid or held" in done.stdout
+    assert "1 mob scenes (1 settled)" in done.stdout
+    assert "0 results or rolls doubled, 0 characters with more Willpower" in done.stdout
     assert out.read_text().strip() == done.stdout.strip()
 
 
@@ -233,3 +238,11 @@ def test_an_evening_sheet_is_like_the_demos_and_the_same_every_run():
         assert sum(neg for _, cat, _, neg in sheet if cat == category) == 1
         names = [name for name, cat, _, _ in sheet if cat == category]
         assert len(names) == len(set(names))
+
+
+def test_one_start_in_twenty_of_the_evening_is_a_mob_scene_the_first_half_way():
+    from bench.load import MOB_SHARE, mob_turn
+
+    turns = [start for start in range(100) if mob_turn(start)]
+    assert turns == [9, 29, 49, 69, 89]
+    assert len(turns) == 100 * MOB_SHARE
