@@ -25,6 +25,7 @@ import uuid
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
@@ -65,15 +66,19 @@ _WHOLE_VIEW = re.compile(r'id="live"|id="challenge-list"')
 
 
 # What a phone shows, one article each, by the Conn attribute that keeps it:
-# challenge cards, mob scenes.
+# challenge cards (MET; bns: "card pooled"), mob scenes, dice rolls.
 _SHOWN = (
-    ("cards", re.compile(r'<article id="card-(\d+)" class="card stage-')),
+    ("cards", re.compile(r'<article id="card-(\d+)" class="card (?:pooled )?stage-')),
     ("mobs", re.compile(r'<article class="card mob[^"]*" data-mob="(\d+)"')),
+    ("rolls", re.compile(r'<article class="card roll [^"]*" id="roll-(\d+)"')),
 )
 # Her start form's choices, by kind (first marker to the end marker): the MET
-# Trait buttons (in her view, and sent alone when her Traits change).
+# Trait buttons (in her view, and sent alone when her Traits change); the bns
+# attacks and the storytelling "Contest someone" form (in her page: load_page).
 _START_FORMS = {
     "bids": ('<fieldset id="start-bids"', "</fieldset>"),
+    "attacks": ('<fieldset class="attacks">', "</fieldset>"),
+    "contest": ('<details id="roll-start"', "</form>"),
 }
 
 
@@ -135,14 +140,38 @@ class Conn:
         self.pongs: list[float] = []  # seconds from each ping to its pong
         self.ping_views = 0  # pings answered with a whole view (the screen was stale)
         # The evening rows read the screen as a player would (``track_cards``):
-        # the last HTML of each challenge card and mob scene, when it came
-        # (``_SHOWN``), and the choices of her start form.
+        # the last HTML of each challenge card, mob scene and dice roll, when
+        # it came (``_SHOWN``), and the choices of her start form.
         self.track_cards = False
         self.last_answer_at = 0.0  # when the last ack or error of an action arrived
         self.cards: dict[int, tuple[float, str]] = {}
         self.mobs: dict[int, tuple[float, str]] = {}
+        self.rolls: dict[int, tuple[float, str]] = {}
         self.start_forms: dict[str, str] = {}  # by kind of _START_FORMS
         self.card_changed = asyncio.Event()
+
+    async def load_page(self) -> None:
+        """Load her page over HTTP (``/ws/play/ID/`` → ``/play/ID/``, with her
+        cookie), as a browser opening the app before its socket, and read it
+        as a frame (:meth:`_read_cards`: the start form a page alone holds).
+        Raises Lost unless it answers 200 within :data:`WAIT` seconds."""
+        url = urlsplit(self.url)
+        path = url.path.removeprefix("/ws")
+        cookie = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+        request = f"GET {path} HTTP/1.0\r\nHost: {url.netloc}\r\n{cookie}\r\n"
+
+        async def get() -> bytes:
+            reader, writer = await asyncio.open_connection(url.hostname, url.port)
+            try:
+                writer.write(request.encode())
+                return await reader.read()  # HTTP/1.0: the server closes after the body
+            finally:
+                writer.close()
+
+        answer = (await within(get())).decode()
+        if not answer.startswith(("HTTP/1.0 200", "HTTP/1.1 200")):
+            raise Lost(answer.partition("\r")[0] or "no answer")
+        self._read_cards(time.perf_counter(), answer)
 
     async def open(self) -> None:
         """Open the socket; a reconnect names the last stamp (``?v=``), as
@@ -923,7 +952,7 @@ class Play:
     """What every evening row shares: its target, its own random draws, what
     it played (``counts``), the idle pairs (``idle``: set by :func:`evening`,
     a mob scene borrows a second pair from it), and :meth:`play_out`, which
-    plays one thing (a challenge, a mob scene) to its result from
+    plays one thing (a challenge, a mob scene, a roll) to its result from
     what the phones show. Subclasses give :meth:`challenge`."""
 
     def __init__(self, target: Target, seed: int) -> None:
@@ -1317,6 +1346,215 @@ class Evening(Play):
         }
 
 
+# The other rulesets' evenings (issue 14): bns test pools, storytelling dice.
+_ATTACK_BUTTON = re.compile(r'<button class="primary" name="attack" value="(\w+)"')
+_DEFENCE_BUTTON = re.compile(r'<button class="primary" name="defence" value="(\w*)"')
+_POOLED_ASKED = re.compile(r'<article id="card-(\d+)" class="card pooled stage-answer')
+BNS_RETEST_SHARE = 0.5  # of the losers whose card offers a Willpower retest
+
+
+class BnsEvening(Play):
+    """The bns evening (seeds/002 "Tests and Challenges"): each start an
+    opposed challenge of test pools, every move one the phones' cards offer
+    (``rules.bns.legal_moves``, ``_bns_card.html``): the challenger taps an
+    attack of her start form (its pool on the button), the defender a
+    defence of her card, both throw (:data:`TIE_SHARE` tie: the pools
+    decide), the loser of a test retests with 1 Willpower when her card
+    offers it (:data:`BNS_RETEST_SHARE`), else accepts; a win deals damage.
+    ``counts`` says what was played."""
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target, 19)
+
+    async def challenge(self, p: int, result: Result) -> None:
+        """Play one challenge of pair ``p`` to its result (who attacks: either)."""
+        a, b = self.target.pair(p)
+        challenger, defender = (a, b) if self.rng.random() < 0.5 else (b, a)
+        attacks = _ATTACK_BUTTON.findall(challenger.start_forms.get("attacks", ""))
+        if not attacks:
+            self.counts["not opened: no attack offered"] += 1
+            return
+        attack = self.rng.choice(attacks)
+        pk = await self._asked(
+            challenger,
+            defender.wait(_POOLED_ASKED),
+            "not opened",
+            action="bns.open",
+            defender=defender.ident,
+            attack=attack,
+        )
+        if pk is None:
+            return
+        pk = int(pk)
+        self.counts["challenges"] += 1
+        self.counts[f"{attack} attacks"] += 1
+        row = f'id="challenge-{pk}" class="row pooled stage-resolved'
+        on_dashboards = [d.wait(row) for d in self.target.dashboards]
+        sides = {challenger: "challenger", defender: "defender"}
+        throws: dict = {}
+        thrown: Counter = Counter()
+
+        def move(phone: Conn, html: str) -> dict | None:
+            if 'value="bns.answer"' in html:
+                defences = _DEFENCE_BUTTON.findall(html)
+                if not defences:
+                    return None
+                return {
+                    "action": "bns.answer",
+                    "challenge": pk,
+                    "defence": self.rng.choice(defences),
+                }
+            if 'value="bns.throw"' in html:
+                throw = self._throw(phone, sides[phone], throws, thrown)
+                return {"action": "bns.throw", "challenge": pk, "throw": throw}
+            if 'value="bns.retest"' in html and self.rng.random() < BNS_RETEST_SHARE:
+                self.counts["Willpower retests"] += 1
+                return {"action": "bns.retest", "challenge": pk}
+            if 'value="bns.accept"' in html:
+                return {"action": "bns.accept", "challenge": pk}
+            return None
+
+        last = await self.play_out(
+            list(sides),
+            look=lambda phone: phone.cards.get(pk, (0.0, "")),
+            move=move,
+            done=lambda phone: _resolved(phone.cards, pk),
+            stuck=lambda: self._ruling(action="bns.void", challenge=pk, reason="bench: stuck"),
+            refused=self._unthrow(thrown, "bns.throw"),
+        )
+        self._record(result, last, max(phone.cards[pk][0] for phone in sides), on_dashboards)
+        outcome = challenger.cards[pk][1]
+        self.counts["tied tests"] += outcome.count("a tie, ")
+        self.counts["exceptional successes"] += "Exceptional success" in outcome
+        self.counts["results with damage"] += "damage." in outcome and "not hurt" not in outcome
+
+
+_CONTEST_ASKED = re.compile(r'<article class="card roll roll-contested" id="roll-(\d+)"')
+_CALLED_ASKED = re.compile(r'<article class="card roll roll-called" id="roll-(\d+)"')
+STORY_MIX = {"willpower": 0.15, "skill": 0.8}
+CALLED_EVERY = 4  # of the storytelling starts: one in four is a roll a narrator calls for
+
+
+def _options(html: str, name: str) -> list[str]:
+    """The values of ``<select name="NAME">``'s options in ``html`` ([]: none)."""
+    start = html.find(f'<select name="{name}"')
+    if start < 0:
+        return []
+    return re.findall(r'<option value="([^"]*)"', html[start : html.find("</select>", start)])
+
+
+class StoryEvening(Play):
+    """The storytelling evening (seeds/003 "Actions", "Dice Pools"): each
+    start a contested action, or (one in :data:`CALLED_EVERY`) a roll a
+    narrator calls for, every move one the phones' cards offer
+    (``_roll_start.html``, ``_roll_body.html``): the acting player picks an
+    Attribute and, mostly (``skill``), a Skill of her sheet from her
+    "Contest someone" form against the other, who resists with a pool of
+    hers from her card; a called roll is rolled on her tap. A card offering
+    Willpower (+3 dice) gets it at ``willpower``. ``skills(character id)``:
+    the Skills on a bench sheet. ``counts`` says what was played."""
+
+    def __init__(self, target: Target, skills: Callable[[int], list[str]]) -> None:
+        super().__init__(target, 23)
+        self.skills = skills
+        self.started = 0
+
+    def _pool(self, phone: Conn, form: str) -> dict:
+        """An Attribute and a Skill (or none) ``form``'s selects offer."""
+        offered = [s for s in _options(form, "skill") if s]
+        mine = [s for s in self.skills(phone.ident) if s in offered]
+        skill = self.rng.choice(mine) if mine and self.rng.random() < STORY_MIX["skill"] else ""
+        return {"attribute": self.rng.choice(_options(form, "attribute")), "skill": skill}
+
+    def _willpower(self, html: str) -> bool:
+        if 'name="willpower"' in html and self.rng.random() < STORY_MIX["willpower"]:
+            self.counts["Willpower spent"] += 1
+            return True
+        return False
+
+    async def challenge(self, p: int, result: Result) -> None:
+        """Play one contested action or called roll of pair ``p`` to its result."""
+        a, b = self.target.pair(p)
+        actor, opponent = (a, b) if self.rng.random() < 0.5 else (b, a)
+        start, self.started = self.started, self.started + 1
+        if start % CALLED_EVERY == 1:  # the 2nd, 6th, 10th, …
+            await self._called(actor, result, start // CALLED_EVERY)
+            return
+        form = actor.start_forms.get("contest", "")
+        if f'<option value="{opponent.ident}">' not in form:
+            self.counts["not opened: opponent not offered"] += 1
+            return
+        pk = await self._asked(
+            actor,
+            opponent.wait(_CONTEST_ASKED),
+            "not opened",
+            action="roll.contest",
+            opponent=opponent.ident,
+            label="Bench contest",
+            **self._pool(actor, form),
+        )
+        if pk is None:
+            return
+        self.counts["contested rolls"] += 1
+
+        def move(phone: Conn, html: str) -> dict | None:
+            if 'value="roll.resist"' not in html:
+                return None
+            return {
+                "action": "roll.resist",
+                "roll": int(pk),
+                "willpower": self._willpower(html),
+                **self._pool(phone, html),
+            }
+
+        await self._roll([actor, opponent], int(pk), move, result)
+
+    async def _called(self, phone: Conn, result: Result, call: int) -> None:
+        """A narrator (``call``: the evening's call, 0, 1, …: the dashboards in
+        turn) calls for a roll of a pool of her sheet; her phone rolls it on
+        her tap."""
+        dashboard = self.target.dashboards[call % len(self.target.dashboards)]
+        pk = await self._asked(
+            dashboard,
+            phone.wait(_CALLED_ASKED),
+            "not called",
+            action="roll.call",
+            character=phone.ident,
+            willpower_allowed=True,
+            **self._pool(phone, phone.start_forms.get("contest", "")),
+        )
+        if pk is None:
+            return
+        self.counts["rolls called"] += 1
+
+        def move(phone: Conn, html: str) -> dict | None:
+            if 'value="roll.make"' not in html:
+                return None
+            return {"action": "roll.make", "roll": int(pk), "willpower": self._willpower(html)}
+
+        await self._roll([phone], int(pk), move, result)
+
+    async def _roll(self, sides: list[Conn], pk: int, move, result: Result) -> None:
+        """Play roll ``pk`` on ``sides``' cards to its result; the round trip:
+        the tap that rolled it → the dice on every phone of ``sides``."""
+        marker = f'resolved" id="roll-{pk}" data-roll'
+        on_dashboards = [d.wait(marker) for d in self.target.dashboards]
+
+        async def stuck() -> None:  # a roll has no narrator's void: it stays waiting
+            self.counts["rolls stuck"] += 1
+
+        last = await self.play_out(
+            sides,
+            look=lambda phone: phone.rolls.get(pk, (0.0, "")),
+            move=move,
+            done=lambda phone: 'resolved" id="roll-' in phone.rolls.get(pk, (0.0, ""))[1][:80],
+            stuck=stuck,
+        )
+        self._record(result, last, max(phone.rolls[pk][0] for phone in sides), on_dashboards)
+        card = sides[0].rolls[pk][1]
+        self.counts["ties (status quo)"] += "A tie:" in card
+
+
 async def evening(
     target: Target,
     *,
@@ -1327,9 +1565,10 @@ async def evening(
     on_ready: Callable[[], None],
 ) -> None:
     """``rate`` starts a second for ``duration`` seconds on idle pairs, each
-    played to its result by ``plan`` (:class:`Evening`). The round trip: the move that settled it (a
-    throw, a declaration, a relent, an accept, a mob scene's last move) → its
-    result on the phones; dashboards as in
+    played to its result by ``plan`` (:class:`Evening`, :class:`BnsEvening`,
+    :class:`StoryEvening`). The round trip: the move that settled it (a
+    throw, a declaration, a relent, an accept, a mob scene's last move, the
+    tap that rolled the dice) → its result on the phones; dashboards as in
     paced. ``result.note``: what was played (``plan.counts``). First every
     phone asks for its whole view (``sync``, as app.js on waking: the
     evening sheets were just added), not timed; ``on_ready`` runs after (the
@@ -1354,6 +1593,6 @@ async def evening(
     finally:
         for phone in target.phones:
             phone.track_cards = False
-            for shown in (phone.cards, phone.mobs):
+            for shown in (phone.cards, phone.mobs, phone.rolls):
                 shown.clear()
     result.note = ", ".join(f"{n} {what}" for what, n in plan.counts.most_common() if n)
