@@ -12,8 +12,11 @@ models), apart from the product it measures.
 - ``load``: simulated phones and dashboards (many sockets in one asyncio
   process, each pinging as ``static/narrator/app.js`` does) and the scenarios:
   paced, saturation, burst, time out, reconnect (current screens, and stale
-  ones with the dashboards, at once or jittered), heartbeat, and the evening
-  (a realistic mix played from what the phones' cards offer).
+  ones with the dashboards, at once or jittered), heartbeat, and the
+  evenings: a realistic met_classic mix with mob scenes (``evening``), bns
+  opposed challenges with test pools (``evening_bns``) and storytelling dice
+  rolls (``evening_storytelling``), each played from what the phones' cards
+  offer, the last two in a chronicle of their ruleset.
 - ``report``: percentiles and the printed table.
 """
 
@@ -26,5 +29,7 @@ SCENARIOS = (
     "reconnect_stale",
     "reconnect_jitter",
     "heartbeat",
+    "evening_bns",  # its own chronicle (bns): wounds and Willpower there only
+    "evening_storytelling",  # its own chronicle (storytelling): Willpower there only
     "evening",  # last: it adds Traits, wounds characters and spends their Traits
 )

@@ -13,9 +13,19 @@ opened. Two subcommands:
 - ``evening``: give every bench character its evening sheet
   (:func:`evening_sheet`: Social and Mental Traits like the demo's), once,
   before the evening row; prints how many Traits were added.
+- ``chronicle RULESET OUT``: once, before the ``evening_bns`` or
+  ``evening_storytelling`` row, a second chronicle of ``RULESET`` (``bns``:
+  test pools, seeds/002; ``storytelling``: dice pools, seeds/003) with its
+  open session: every bench player gets a character in it with a sheet of
+  the demo's (:func:`other_sheet`), present; the bench narrators narrate it.
+  Writes ``{"session": id, "characters": [id, ...]}`` to ``OUT``, the
+  characters in the order of ``prepare``'s phones (the same players, so the
+  same cookies).
 - ``verify``: print JSON counts of challenges, resolved challenges (of them,
   voided by a narrator: the reconnect storms' rulings), Trait losses and
-  challenges with more than one loss (a doubled result).
+  challenges with more than one loss (a doubled result); mob scenes and
+  dice rolls, and those settled or rolled twice; Willpower spent beyond a
+  sheet's.
 """
 
 from __future__ import annotations
@@ -57,6 +67,8 @@ _EVENING_TRAITS = {
         "Disciplined",
     ],
 }
+OTHER_RULESETS = {"bns": "Bench By Night", "storytelling": "Bench Awakening"}
+"""The rulesets of the other evening rows, and their bench chronicle's name."""
 _EVENING_NEGATIVES = {
     "social": ["Condescending", "Tactless", "Naive", "Obnoxious", "Bestial"],
     "mental": ["Oblivious", "Forgetful", "Gullible", "Impatient", "Shortsighted"],
@@ -78,6 +90,19 @@ def evening_sheet(character_id: int) -> list[tuple[str, str, int, bool]]:
             sheet.append((name, category, rng.randint(1, 3), False))
         sheet.append((rng.choice(_EVENING_NEGATIVES[category]), category, 1, True))
     return sheet
+
+
+def other_sheet(ruleset: str, index: int):
+    """The demo's sheet bench player ``index`` plays in the ``ruleset``
+    chronicle of :data:`OTHER_RULESETS`: the demo's players' sheets in turn
+    (``characters/management/commands/demo.py``: ``BNS_SHEETS``, a
+    ``DemoAttributeSheet``; ``STORY_SHEETS``, a ``DemoStorySheet``). Raises
+    KeyError for another ruleset."""
+    from characters.management.commands import demo
+
+    sheets = {"bns": demo.BNS_SHEETS, "storytelling": demo.STORY_SHEETS}[ruleset]
+    played = [sheet for sheet in sheets if sheet.player]
+    return played[index % len(played)]
 
 
 def _setup() -> None:
@@ -176,6 +201,82 @@ def evening() -> None:
     print(json.dumps({"traits": len(added)}))
 
 
+def chronicle(ruleset: str, out: str) -> None:
+    """Create the bench chronicle of ``ruleset`` (:data:`OTHER_RULESETS`) and
+    write its session and characters to ``out`` (see the module's doc)."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+
+    from characters.models import (
+        Ability,
+        Character,
+        Chronicle,
+        GameSession,
+        Merit,
+        Presence,
+        StorySheet,
+        StorySkill,
+    )
+
+    User = get_user_model()
+    players = list(User.objects.filter(username__startswith="bench-player-").order_by("pk"))
+    narrators = User.objects.filter(username__startswith="bench-narrator-")
+    with transaction.atomic():
+        chronicle = Chronicle.objects.create(name=OTHER_RULESETS[ruleset], ruleset=ruleset)
+        chronicle.narrators.add(*narrators)
+        session = GameSession.objects.create(chronicle=chronicle, name=f"{chronicle.name} evening")
+        sheets = [other_sheet(ruleset, i) for i in range(len(players))]
+        if ruleset == "bns":
+            fields = [
+                dict(
+                    zip(
+                        ("physical_attribute", "social_attribute", "mental_attribute"),
+                        sheet.attributes,
+                        strict=True,
+                    ),
+                    **sheet.sheet,
+                )
+                for sheet in sheets
+            ]
+        else:
+            fields = [{"willpower": sheet.willpower} for sheet in sheets]
+        characters = Character.objects.bulk_create(
+            Character(chronicle=chronicle, name=f"Bench {i:05d}", player=user, **fields[i])
+            for i, user in enumerate(players)
+        )
+        pairs = list(zip(characters, sheets, strict=True))
+        if ruleset == "bns":
+            Ability.objects.bulk_create(
+                Ability(character=c, name=name, rating=rating)
+                for c, sheet in pairs
+                for name, rating in sheet.skills
+            )
+        else:
+            StorySheet.objects.bulk_create(
+                StorySheet(
+                    character=c,
+                    **dict(zip(StorySheet.ATTRIBUTE_FIELDS, sheet.attributes, strict=True)),
+                    **sheet.sheet,
+                )
+                for c, sheet in pairs
+            )
+            StorySkill.objects.bulk_create(
+                StorySkill(character=c, name=name, dots=dots, specialties=specialties)
+                for c, sheet in pairs
+                for name, dots, specialties in sheet.skills
+            )
+            Merit.objects.bulk_create(
+                Merit(character=c, name=name, dots=dots, note=note)
+                for c, sheet in pairs
+                for name, dots, note in sheet.merits
+            )
+        Presence.objects.bulk_create(
+            Presence(session=session, character=c, health=c.health) for c in characters
+        )
+    with open(out, "w") as fh:
+        json.dump({"session": session.pk, "characters": [c.pk for c in characters]}, fh)
+
+
 def verify() -> None:
     """Print the database's own count of challenges and losses as JSON.
 
@@ -183,12 +284,18 @@ def verify() -> None:
     of paced, saturation, burst: *Quick*) with more than one loss.
     ``overspent``: evening challenges that cost more Trait copies than were
     bid in them (a draw, two bids of a Wounded side, an overbid or a Negative
-    Trait owed may each cost more than one), and Traits with more copies lost
-    tonight than held."""
+    Trait owed may each cost more than one; a mob scene's test also costs
+    the other attackers' bids, one each), and Traits with more copies lost
+    tonight than held. ``doubled_results``: challenges resolved twice, mob
+    scene targets settled twice, dice rolls rolled twice (their events).
+    ``willpower_overspent``: presences that spent more Willpower than their
+    sheet's."""
+    from collections import Counter
+
     from django.db.models import Count, F
 
-    from challenges.models import Challenge, TraitLoss
-    from characters.models import Trait
+    from challenges.models import Challenge, DiceRoll, Event, MobScene, TraitLoss
+    from characters.models import Presence, Trait
 
     resolved = Challenge.objects.filter(stage="resolved")
     per_challenge = TraitLoss.objects.values("challenge").annotate(n=Count("id"))
@@ -197,11 +304,26 @@ def verify() -> None:
         row["challenge"]: row["n"]
         for row in per_challenge.filter(challenge__category__in=EVENING_CATEGORIES)
     }
-    overspent = sum(
-        evening.get(c.pk, 0) > len(c.state["challenger_bids"]) + len(c.state["defender_bids"])
-        for c in Challenge.objects.filter(pk__in=evening).only("state")
-    )
+    overspent = 0
+    for c in Challenge.objects.filter(pk__in=evening).only("state"):
+        bids = len(c.state["challenger_bids"]) + len(c.state["defender_bids"])
+        others = max(0, c.state.get("mob_attackers", 0) - 1)  # a mob test's other attackers
+        overspent += evening.get(c.pk, 0) > bids + others
     overspent += Trait.objects.annotate(n=Count("losses")).filter(n__gt=F("count")).count()
+    twice = Event.objects.filter(kind="resolved").values("challenge").annotate(n=Count("id"))
+    doubled = twice.filter(n__gt=1).count()
+    mob_results = Counter(
+        (data["mob"], data.get("defender"))
+        for data in Event.objects.filter(kind="mob_result").values_list("data", flat=True)
+    )
+    rolled = Counter(
+        data["roll"]
+        for data in Event.objects.filter(kind__in=("roll_rolled", "roll_contested")).values_list(
+            "data", flat=True
+        )
+    )
+    doubled += sum(n > 1 for n in mob_results.values()) + sum(n > 1 for n in rolled.values())
+    willpower = Presence.objects.filter(willpower_spent__gt=F("character__willpower")).count()
     print(
         json.dumps(
             {
@@ -211,6 +333,12 @@ def verify() -> None:
                 "losses": TraitLoss.objects.count(),
                 "doubled_losses": physical.filter(n__gt=1).count(),
                 "overspent": overspent,
+                "mob_scenes": MobScene.objects.count(),
+                "mob_settled": MobScene.objects.filter(stage="settled").count(),
+                "rolls": DiceRoll.objects.count(),
+                "rolled": DiceRoll.objects.filter(rolled_at__isnull=False).count(),
+                "doubled_results": doubled,
+                "willpower_overspent": willpower,
             }
         )
     )
@@ -223,6 +351,8 @@ if __name__ == "__main__":
         prepare(int(args[0]), int(args[1]), args[2])
     elif command == "evening":
         evening()
+    elif command == "chronicle":
+        chronicle(args[0], args[1])
     elif command == "verify":
         verify()
     else:

@@ -25,6 +25,7 @@ import uuid
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
@@ -65,7 +66,21 @@ BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
 _WHOLE_VIEW = re.compile(r'id="live"|id="challenge-list"')
 
 
-_CARD = re.compile(r'<article id="card-(\d+)" class="card stage-')
+# What a phone shows, one article each, by the Conn attribute that keeps it:
+# challenge cards (MET; bns: "card pooled"), mob scenes, dice rolls.
+_SHOWN = (
+    ("cards", re.compile(r'<article id="card-(\d+)" class="card (?:pooled )?stage-')),
+    ("mobs", re.compile(r'<article class="card mob[^"]*" data-mob="(\d+)"')),
+    ("rolls", re.compile(r'<article class="card roll [^"]*" id="roll-(\d+)"')),
+)
+# Her start form's choices, by kind (first marker to the end marker): the MET
+# Trait buttons (in her view, and sent alone when her Traits change); the bns
+# attacks and the storytelling "Contest someone" form (in her page: load_page).
+_START_FORMS = {
+    "bids": ('<fieldset id="start-bids"', "</fieldset>"),
+    "attacks": ('<fieldset class="attacks">', "</fieldset>"),
+    "contest": ('<details id="roll-start"', "</form>"),
+}
 
 
 class Lost(Exception):
@@ -129,13 +144,39 @@ class Conn:
         self.pings = 0  # heartbeats sent
         self.pongs: list[float] = []  # seconds from each ping to its pong
         self.ping_views = 0  # pings answered with a whole view (the screen was stale)
-        # The evening row reads the screen as a player would (``track_cards``):
-        # the last HTML of each card, when it came, and the start form's bids.
+        # The evening rows read the screen as a player would (``track_cards``):
+        # the last HTML of each challenge card, mob scene and dice roll, when
+        # it came (``_SHOWN``), and the choices of her start form.
         self.track_cards = False
         self.last_answer_at = 0.0  # when the last ack or error of an action arrived
         self.cards: dict[int, tuple[float, str]] = {}
-        self.start_bids = ""
+        self.mobs: dict[int, tuple[float, str]] = {}
+        self.rolls: dict[int, tuple[float, str]] = {}
+        self.start_forms: dict[str, str] = {}  # by kind of _START_FORMS
         self.card_changed = asyncio.Event()
+
+    async def load_page(self) -> None:
+        """Load her page over HTTP (``/ws/play/ID/`` → ``/play/ID/``, with her
+        cookie), as a browser opening the app before its socket, and read it
+        as a frame (:meth:`_read_cards`: the start form a page alone holds).
+        Raises Lost unless it answers 200 within :data:`WAIT` seconds."""
+        url = urlsplit(self.url)
+        path = url.path.removeprefix("/ws")
+        cookie = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+        request = f"GET {path} HTTP/1.0\r\nHost: {url.netloc}\r\n{cookie}\r\n"
+
+        async def get() -> bytes:
+            reader, writer = await asyncio.open_connection(url.hostname, url.port)
+            try:
+                writer.write(request.encode())
+                return await reader.read()  # HTTP/1.0: the server closes after the body
+            finally:
+                writer.close()
+
+        answer = (await within(get())).decode()
+        if not answer.startswith(("HTTP/1.0 200", "HTTP/1.1 200")):
+            raise Lost(answer.partition("\r")[0] or "no answer")
+        self._read_cards(time.perf_counter(), answer)
 
     async def open(self) -> None:
         """Open the socket; a reconnect names the last stamp (``?v=``), as
@@ -235,13 +276,16 @@ class Conn:
         self._match(now, frame)
 
     def _read_cards(self, now: float, frame: str) -> None:
-        for found in _CARD.finditer(frame):
-            end = frame.find("</article>", found.end())
-            self.cards[int(found.group(1))] = (now, frame[found.start() : end])
-            self.card_changed.set()
-        start = frame.find('<fieldset id="start-bids"')
-        if start >= 0:
-            self.start_bids = frame[start : frame.find("</fieldset>", start)]
+        for kind, pattern in _SHOWN:
+            shown = getattr(self, kind)
+            for found in pattern.finditer(frame):
+                end = frame.find("</article>", found.end())
+                shown[int(found.group(1))] = (now, frame[found.start() : end])
+                self.card_changed.set()
+        for kind, (marker, closing) in _START_FORMS.items():
+            start = frame.find(marker)
+            if start >= 0:
+                self.start_forms[kind] = frame[start : frame.find(closing, start)]
 
     def _match(self, now: float, frame: str) -> None:
         if self.track_cards:
@@ -636,11 +680,13 @@ async def paced(
     duration: float,
     result: Result,
     play: Callable[[int], Awaitable[None]] | None = None,
+    idle: deque[int] | None = None,
 ) -> None:
     """Start ``rate`` challenges a second for ``duration`` seconds on idle pairs;
     each is opened, answered and thrown; the round trip is throws → both results.
-    ``play(pair)`` plays one challenge instead (the evening's)."""
-    idle = deque(_playable(target, range(target.pairs), result))
+    ``play(pair)`` plays one challenge instead (the evening's); ``idle``: the
+    idle pairs (default: every playable pair), shared with ``play``."""
+    idle = deque(_playable(target, range(target.pairs), result)) if idle is None else idle
     tasks = []
 
     async def run(p: int) -> None:
@@ -891,32 +937,193 @@ _BID_BOX = re.compile(
 _ADD_BUTTON = re.compile(r'<button name="bids" value="([^"]+)" aria-label="Add ')
 _OVERBID_BUTTON = re.compile(r'<button name="traits" value="([^"]+)" aria-label="Overbid with ')
 EVENING_MIX = {"relent": 0.12, "attack": 0.12, "negative": 0.15, "retest": 0.5}
+MOB_SHARE = 0.05  # of the evening's starts: a mob scene (the 10th start, then every 20th)
+MOB_ATTACK_SHARE = 0.5  # of the mob scenes: an attack (a win wounds)
 TIE_SHARE = 1 / 3  # of the tests: both sides throw the same
 MAX_REFUSALS = 6  # moves refused in one challenge before a narrator voids it (lost)
+# A mob scene on a phone: opened, its leader and whom to hurt (_mob_scenes.html).
+_MOB_OPENED = re.compile(r'<article class="card mob" data-mob="(\d+)" data-stage="choosing"')
+_LEADER_BUTTON = re.compile(r'<button name="leader" value="(\d+)"')
+_HURT_BUTTON = re.compile(r'<button name="attacker" value="(\d*)"')
+_MOB_BOX = re.compile(r'<input type="checkbox" name="bids" value="([^"]+)"')
+_MOB_MUST_BID = re.compile(r"<p>Bid (\d+) ")
 
 
-class Evening:
-    """One evening row's plan and counts: each challenge is opened with a Trait
-    the challenger still has (her start form), answered with one the defender
-    still has (her card), and every later move is one her card offers
-    (``rules.legal_moves``, rendered by ``_card.html``): a defender relents,
-    a challenge is an attack, a side names a Negative Trait (right half the
-    time: ``negatives`` are the bench sheets' own), a tie is declared, the
-    loser overbids when offered, or accepts. Shares: :data:`EVENING_MIX`,
-    :data:`TIE_SHARE`. ``counts`` says what was played."""
+def _quoted(message: str) -> str:
+    """A refusal's words for a row's note: no character names, 60 characters."""
+    return re.sub(r"Bench \d+", "a side", message)[:60]
+
+
+def _resolved(shown: dict[int, tuple[float, str]], pk: int) -> bool:
+    """The challenge card ``pk`` of ``shown`` (a phone's ``cards``) shows its result."""
+    return "stage-resolved" in shown.get(pk, (0.0, ""))[1][:80]
+
+
+def mob_turn(start: int) -> bool:
+    """Start ``start`` (0, 1, …) of an evening is a mob scene: one in
+    ``1 / MOB_SHARE``, the first half way (5%: the 10th, 30th, 50th, …)."""
+    return int((start + 1) * MOB_SHARE + 0.5) > int(start * MOB_SHARE + 0.5)
+
+
+class Play:
+    """What every evening row shares: its target, its own random draws, what
+    it played (``counts``), the idle pairs (``idle``: set by :func:`evening`,
+    a mob scene borrows a second pair from it), and :meth:`play_out`, which
+    plays one thing (a challenge, a mob scene, a roll) to its result from
+    what the phones show. Subclasses give :meth:`challenge`."""
+
+    def __init__(self, target: Target, seed: int) -> None:
+        self.target = target
+        self.rng = random.Random(seed)
+        self.counts: Counter = Counter()
+        self.idle: deque[int] = deque()
+
+    async def challenge(self, p: int, result: Result) -> None:
+        """Play one start of pair ``p`` to its result, adding its round trip
+        to ``result`` and its dashboards' futures to ``target.dashboard_seen``."""
+        raise NotImplementedError
+
+    async def play_out(
+        self,
+        sides: list[Conn],
+        *,
+        look: Callable[[Conn], tuple[float, str]],
+        move: Callable[[Conn, str], dict | None],
+        done: Callable[[Conn], bool],
+        stuck: Callable[[], Awaitable[object]],
+        refused: Callable[[Conn, dict], None] | None = None,
+    ) -> float:
+        """Play until ``done(phone)`` for every phone of ``sides``. A phone's
+        screen is ``look(phone)``: ``(arrival, html)``; on one that came after
+        the ack of her last move (one rendered before it, still offering that
+        move, may arrive late) and that she has not acted on, ``move(phone,
+        html)`` gives her action's fields (None: nothing for her now). A move
+        refused (raced by another's: her screen had not caught up, as a
+        player's tap may) changed nothing: it is counted, ``refused(phone,
+        fields)`` told, and she acts on her latest screen again. After
+        :data:`MAX_REFUSALS` refusals, or :data:`WAIT` s with no move offered
+        to anyone, a narrator ends it (``stuck()``) and it is Lost. Returns
+        when the last move was sent (``time.perf_counter()`` seconds)."""
+        acted: dict[Conn, str] = {}
+        floor: dict[Conn, float] = {}
+        last = time.perf_counter()
+        refusals = 0
+        while True:
+            for phone in sides:  # cleared before reading: a later frame sets it again
+                phone.card_changed.clear()
+            moved = False
+            for phone in sides:
+                if done(phone):
+                    continue
+                at, html = look(phone)
+                if not html or acted.get(phone) == html or at <= floor.get(phone, 0.0):
+                    continue
+                fields = move(phone, html)
+                if fields is None:
+                    continue
+                acted[phone] = html
+                last = time.perf_counter()
+                reply = await phone.act(**fields)
+                moved = True
+                if reply["type"] == "ack":
+                    floor[phone] = phone.last_answer_at
+                    continue
+                self.counts[f"moves refused: {_quoted(reply.get('message', ''))}"] += 1
+                del acted[phone]
+                if refused is not None:
+                    refused(phone, fields)
+                refusals += 1
+                if refusals > MAX_REFUSALS:
+                    await stuck()
+                    raise Lost(f"{refusals} moves refused")
+            if all(done(phone) for phone in sides):
+                return last
+            if not moved:
+                waits = [asyncio.ensure_future(phone.card_changed.wait()) for phone in sides]
+                finished, pending = await asyncio.wait(
+                    waits, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED
+                )
+                for waiting in pending:
+                    waiting.cancel()
+                if not finished:  # no move offered to anyone: a narrator ends it
+                    await stuck()
+                    raise Lost("waited on no move")
+
+    async def _asked(
+        self, phone: Conn, asked: asyncio.Future, refused: str, **fields
+    ) -> str | None:
+        """``phone`` sends the action ``fields``; returns what ``asked`` (a
+        :meth:`Conn.wait` registered before, on the phone that must answer)
+        found, or None if the action was refused (counted: ``refused: why``)."""
+        reply = await phone.act(**fields)
+        if reply["type"] != "ack":
+            asked.cancel()
+            self.counts[f"{refused}: {_quoted(reply.get('message', ''))}"] += 1
+            return None
+        return (await within(asked))[1]
+
+    def _record(self, result: Result, last: float, arrived: float, dashboards: list) -> None:
+        """One result: its round trip (the ``last`` move sent → ``arrived`` on
+        the phones, seconds) and its dashboards' futures (as paced's)."""
+        result.add(arrived - last)
+        self.target.dashboard_seen.append((last, dashboards))
+
+    async def _ruling(self, **fields) -> None:
+        """A narrator ends what offered no move for :data:`WAIT` s or refused
+        too many (counted): ``fields`` of her action (a void)."""
+        self.counts["voided: stuck"] += 1
+        await self.target.dashboards[0].act(**fields)
+
+    def _throw(self, phone: Conn, side: str, throws: dict, thrown: Counter) -> str:
+        """Her throw in her next test (``thrown[phone]``: tests she threw in):
+        both sides' throws are drawn once per test, the same (a tie) at
+        :data:`TIE_SHARE`, else either side winning."""
+        test = thrown[phone]
+        thrown[phone] += 1
+        key = ("test", test)
+        if key not in throws:
+            first = self.rng.choice(THROWS)
+            if self.rng.random() < TIE_SHARE:
+                other = first
+            else:
+                other = BEATS[first] if self.rng.random() < 0.5 else BEATS[BEATS[first]]
+            throws[key] = f"{first}:{other}"
+        return throws[key].split(":")[0 if side == "challenger" else 1]
+
+    @staticmethod
+    def _unthrow(thrown: Counter, action: str) -> Callable[[Conn, dict], None]:
+        """A ``refused`` hook: a refused throw (``action``) was not thrown."""
+
+        def refused(phone: Conn, fields: dict) -> None:
+            if fields["action"] == action:
+                thrown[phone] -= 1
+
+        return refused
+
+
+class Evening(Play):
+    """The met_classic evening's plan and counts: each challenge is opened
+    with a Trait the challenger still has (her start form), answered with one
+    the defender still has (her card), and every later move is one her card
+    offers (``rules.legal_moves``, rendered by ``_card.html``): a defender
+    relents, a challenge is an attack, a side names a Negative Trait (right
+    half the time: ``negatives`` are the bench sheets' own), a tie is
+    declared, the loser overbids when offered, or accepts. Shares:
+    :data:`EVENING_MIX`, :data:`TIE_SHARE`. One start in twenty
+    (:data:`MOB_SHARE`, :func:`mob_turn`) is a mob scene instead
+    (:meth:`mob_scene`). ``counts`` says what was played."""
 
     def __init__(
         self, target: Target, categories: tuple[str, ...], negatives: Callable[[int], dict]
     ) -> None:
-        self.target = target
+        super().__init__(target, 17)
         self.categories = categories
         self.negatives = negatives  # character id -> {category: [Negative Trait names]}
-        self.rng = random.Random(17)
-        self.counts: Counter = Counter()
+        self.started = 0
 
     def _opening(self, phone: Conn) -> dict | None:
         """The ``challenge.open`` fields from her start form, or None (no Trait left)."""
-        form = phone.start_bids
+        form = phone.start_forms.get("bids", "")
         singles = [v for v in _BID_BUTTON.findall(form) if v.partition(":")[0] in self.categories]
         if singles:
             return {"bid": self.rng.choice(singles)}
@@ -931,7 +1138,19 @@ class Evening:
         return {"bids": self.rng.sample(boxes[category], 2), "category": category}
 
     async def challenge(self, p: int, result: Result) -> None:
-        """Play one challenge of pair ``p`` to its result (who challenges: either)."""
+        """Play one challenge of pair ``p`` to its result (who challenges:
+        either), or on a mob scene's turn a mob scene of pair ``p`` and
+        another idle pair (none idle: a challenge, counted)."""
+        start, self.started = self.started, self.started + 1
+        if mob_turn(start):
+            if self.idle:
+                q = self.idle.popleft()
+                try:
+                    await self.mob_scene([*self.target.pair(p), *self.target.pair(q)], result)
+                finally:
+                    self.idle.append(q)
+                return
+            self.counts["mob scenes not opened: no idle pair"] += 1
         a, b = self.target.pair(p)
         challenger, defender = (a, b) if self.rng.random() < 0.5 else (b, a)
         opening = self._opening(challenger)
@@ -939,85 +1158,47 @@ class Evening:
             self.counts["not opened: no Trait left"] += 1
             return
         plan = {k for k, share in EVENING_MIX.items() if self.rng.random() < share}
-        asked = defender.wait(Narrator.RESPONSE)
-        reply = await challenger.act(
+        pk = await self._asked(
+            challenger,
+            defender.wait(Narrator.RESPONSE),
+            "not opened",
             action="challenge.open",
             defender=defender.ident,
             is_attack="attack" in plan,
             **opening,
         )
-        if reply["type"] != "ack":
-            self.counts["not opened: " + reply.get("message", "")[:60]] += 1
+        if pk is None:
             return
-        _, pk = await within(asked)
         pk = int(pk)
         self.counts["challenges"] += 1
         self.counts["attacks"] += "attack" in plan
         row = f'id="challenge-{pk}" class="row stage-resolved'
         on_dashboards = [d.wait(row) for d in self.target.dashboards]
         sides = {challenger: "challenger", defender: "defender"}
-        acted: dict[Conn, str] = {}
-        throws: dict[tuple[Conn, int], str] = {}
+        opponent = {challenger: defender, defender: challenger}
+        throws: dict = {}
         thrown: Counter = Counter()
-        last = time.perf_counter()
-        done = set()
-        # A card counts only if it came after the ack of her last move: one
-        # rendered before it (still offering that move) may arrive late.
-        floor: dict[Conn, float] = {}
-        refusals = 0
-        while True:
-            for phone in sides:  # cleared before reading: a later frame sets it again
-                phone.card_changed.clear()
-            moved = False
-            for phone in (challenger, defender):
-                at, html = phone.cards.get(pk, (0.0, ""))
-                if "stage-resolved" in html[:80]:
-                    done.add(phone)
-                    continue
-                if not html or acted.get(phone) == html or at <= floor.get(phone, 0.0):
-                    continue
-                move = self._move(phone, sides[phone], html, plan, throws, thrown)
-                if move is None:
-                    continue
-                acted[phone] = html
-                last = time.perf_counter()
-                reply = await phone.act(challenge=pk, **move)
-                moved = True
-                if reply["type"] == "ack":
-                    floor[phone] = phone.last_answer_at
-                    continue
-                # A move raced by the other side's (her screen had not caught up,
-                # as a player's tap may): refused, nothing changed, so the cards
-                # she has are still current; she acts on the latest one again.
-                why = re.sub(r"Bench \d+", "a side", reply.get("message", ""))[:60]
-                self.counts[f"moves refused: {why}"] += 1
-                del acted[phone]
-                if move["action"] == "challenge.throw":
-                    thrown[phone] -= 1
-                refusals += 1
-                if refusals > MAX_REFUSALS:
-                    await self._void(pk)
-                    raise Lost(f"challenge {pk}: {refusals} moves refused")
-            if len(done) == 2:
-                break
-            if not moved:
-                waits = [asyncio.ensure_future(phone.card_changed.wait()) for phone in sides]
-                finished, pending = await asyncio.wait(
-                    waits, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED
-                )
-                for waiting in pending:
-                    waiting.cancel()
-                if not finished:  # no move offered to either: a narrator ends it
-                    await self._void(pk)
-                    raise Lost(f"challenge {pk} waited on no move")
-        arrived = max(phone.cards[pk][0] for phone in (challenger, defender))
-        result.add(arrived - last)
-        self.target.dashboard_seen.append((last, on_dashboards))
+
+        def move(phone: Conn, html: str) -> dict | None:
+            fields = self._move(phone, sides[phone], html, plan, throws, thrown, opponent[phone])
+            return None if fields is None else {**fields, "challenge": pk}
+
+        last = await self.play_out(
+            list(sides),
+            look=lambda phone: phone.cards.get(pk, (0.0, "")),
+            move=move,
+            done=lambda phone: _resolved(phone.cards, pk),
+            stuck=lambda: self._ruling(
+                action="challenge.void", challenge=pk, reason="bench: refused move"
+            ),
+            refused=self._unthrow(thrown, "challenge.throw"),
+        )
+        self._record(result, last, max(phone.cards[pk][0] for phone in sides), on_dashboards)
         outcome = challenger.cards[pk][1]
         self.counts["ties"] += "a tie" in outcome
         self.counts["draws"] += "draw" in outcome.lower()
 
-    def _move(self, phone, side, html, plan, throws, thrown) -> dict | None:
+    def _move(self, phone, side, html, plan, throws, thrown, opponent) -> dict | None:
         """The move this side makes on this card, or None (nothing for her now)."""
         if 'value="challenge.relent"' in html and "relent" in plan and side == "defender":
             self.counts["relented"] += 1
@@ -1061,56 +1242,354 @@ class Evening:
             ):
                 throws["negative", side] = "called"
                 self.counts["Negative Traits named"] += 1
-                return {"action": "challenge.negative", "name": self._negative(phone, html)}
-            test = thrown[phone]
-            thrown[phone] += 1
-            key = ("test", test)
-            if key not in throws:
-                first = self.rng.choice(THROWS)
-                if self.rng.random() < TIE_SHARE:
-                    other = first
-                else:
-                    other = BEATS[first] if self.rng.random() < 0.5 else BEATS[BEATS[first]]
-                throws[key] = f"{first}:{other}"
-            mine = throws[key].split(":")[0 if side == "challenger" else 1]
-            return {"action": "challenge.throw", "throw": mine}
+                return {"action": "challenge.negative", "name": self._negative(opponent)}
+            return {"action": "challenge.throw", "throw": self._throw(phone, side, throws, thrown)}
         return None
 
-    def _negative(self, phone: Conn, html: str) -> str:
+    def _negative(self, other: Conn) -> str:
         """A Negative Trait name for the other side: one she has, half the time."""
-        pair = self.target.phones.index(phone)
-        other = self.target.phones[pair ^ 1]
         held = [n for names in self.negatives(other.ident).values() for n in names]
         if held and self.rng.random() < 0.5:
             return self.rng.choice(held)
         return "Clumsy"
 
-    async def _void(self, pk: int) -> None:
-        """A narrator voids a challenge that offered no move for :data:`WAIT` s
-        or refused too many (counted)."""
-        self.counts["voided: stuck"] += 1
-        await self.target.dashboards[0].act(
-            action="challenge.void", challenge=pk, reason="bench: refused move"
+    async def mob_scene(self, people: list[Conn], result: Result) -> None:
+        """One mob scene (seeds/000 "The Mob Scene") of ``people`` (two idle
+        pairs), as the phones' mob cards offer it: a narrator opens it in a
+        category of the evening (an attack at :data:`MOB_ATTACK_SHARE`); one
+        of them, the defender, chooses nobody and the others choose her; an
+        attacker picks the leader (any attacker); each attacker bids one
+        Trait, she bids one per attacker (gives up if her card offers too
+        few); the leader's test is played on their challenge cards as a
+        challenge is; if she won an attack she hurts an attacker or nobody.
+        The round trip: the move that settled it → the settled scene on every
+        phone in it; dashboards: its settled row."""
+        defender = self.rng.choice(people)
+        category = self.rng.choice(self.categories)
+        is_attack = self.rng.random() < MOB_ATTACK_SHARE
+        before = {phone: set(phone.cards) for phone in people}
+        mob = await self._asked(
+            self.target.dashboards[0],
+            defender.wait(_MOB_OPENED),
+            "mob scenes not opened",
+            action="mob.open",
+            characters=[phone.ident for phone in people],
+            category=category,
+            is_attack=is_attack,
         )
+        if mob is None:
+            return
+        mob = int(mob)
+        self.counts["mob scenes"] += 1
+        self.counts["mob scene attacks"] += is_attack
+        row = f'class="row mob resolved" data-mob="{mob}" data-stage="settled"'
+        on_dashboards = [d.wait(row) for d in self.target.dashboards]
+        plan = {k for k, share in EVENING_MIX.items() if self.rng.random() < share}
+        throws: dict = {}
+        thrown: Counter = Counter()
+
+        def test_card(phone: Conn) -> tuple[int, float, str] | None:
+            """The test's card on her phone (the leader's or the defender's), open."""
+            for pk in set(phone.cards) - before[phone]:
+                at, html = phone.cards[pk]
+                if "stage-resolved" not in html[:80]:
+                    return pk, at, html
+            return None
+
+        def look(phone: Conn) -> tuple[float, str]:
+            at, html = phone.mobs.get(mob, (0.0, ""))
+            if (test := test_card(phone)) is not None:
+                at, html = max(at, test[1]), html + test[2]
+            return at, html
+
+        def move(phone: Conn, _html: str) -> dict | None:
+            card = phone.mobs.get(mob, (0.0, ""))[1]
+            if 'value="mob.choose"' in card:
+                chosen = phone is not defender and f'<option value="{defender.ident}">' in card
+                return {
+                    "action": "mob.choose",
+                    "mob": mob,
+                    "target": defender.ident if chosen else "",
+                }
+            if 'value="mob.leader"' in card:
+                leader = int(self.rng.choice(_LEADER_BUTTON.findall(card)))
+                return {"action": "mob.leader", "mob": mob, "leader": leader}
+            if 'value="mob.bid"' in card:
+                return self._mob_bid(mob, card, defending=phone is defender)
+            if 'value="mob.hurt"' in card:
+                self.counts["mob scenes the defender won in an attack"] += 1
+                return {
+                    "action": "mob.hurt",
+                    "mob": mob,
+                    "attacker": self.rng.choice(_HURT_BUTTON.findall(card)),
+                }
+            if (test := test_card(phone)) is not None:
+                side = "defender" if phone is defender else "challenger"
+                fields = self._move(phone, side, test[2], plan, throws, thrown, defender)
+                return None if fields is None else {**fields, "challenge": test[0]}
+            return None
+
+        last = await self.play_out(
+            people,
+            look=look,
+            move=move,
+            done=lambda phone: 'data-stage="settled"' in phone.mobs.get(mob, (0.0, ""))[1][:120],
+            stuck=lambda: self._ruling(action="mob.void", mob=mob, reason="bench: refused move"),
+            refused=self._unthrow(thrown, "challenge.throw"),
+        )
+        self._record(result, last, max(phone.mobs[mob][0] for phone in people), on_dashboards)
+        self.counts["mob scenes with wounds"] += "wounded:" in defender.mobs[mob][1]
+
+    def _mob_bid(self, mob: int, card: str, *, defending: bool) -> dict | None:
+        """Her ``mob.bid`` from her mob card: an attacker one Trait (and what
+        she does: a health level), the defender as many as her card asks (one
+        per attacker), or she gives up (too few offered)."""
+        boxes = _MOB_BOX.findall(card)
+        if defending:
+            need = int(_MOB_MUST_BID.search(card).group(1)) if _MOB_MUST_BID.search(card) else 1
+            if len(boxes) < need:
+                self.counts["mob defenders gave up: too few Traits"] += 1
+                return {"action": "mob.bid", "mob": mob, "give_up": True}
+            return {"action": "mob.bid", "mob": mob, "bids": self.rng.sample(boxes, need)}
+        if not boxes:
+            self.counts["mob attackers with no Trait to bid"] += 1
+            return None
+        return {
+            "action": "mob.bid",
+            "mob": mob,
+            "bids": [self.rng.choice(boxes)],
+            "effect": "Claws",
+            "damage": 1,
+        }
+
+
+# The other rulesets' evenings (issue 14): bns test pools, storytelling dice.
+_ATTACK_BUTTON = re.compile(r'<button class="primary" name="attack" value="(\w+)"')
+_DEFENCE_BUTTON = re.compile(r'<button class="primary" name="defence" value="(\w*)"')
+_POOLED_ASKED = re.compile(r'<article id="card-(\d+)" class="card pooled stage-answer')
+BNS_RETEST_SHARE = 0.5  # of the losers whose card offers a Willpower retest
+
+
+class BnsEvening(Play):
+    """The bns evening (seeds/002 "Tests and Challenges"): each start an
+    opposed challenge of test pools, every move one the phones' cards offer
+    (``rules.bns.legal_moves``, ``_bns_card.html``): the challenger taps an
+    attack of her start form (its pool on the button), the defender a
+    defence of her card, both throw (:data:`TIE_SHARE` tie: the pools
+    decide), the loser of a test retests with 1 Willpower when her card
+    offers it (:data:`BNS_RETEST_SHARE`), else accepts; a win deals damage.
+    ``counts`` says what was played."""
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target, 19)
+
+    async def challenge(self, p: int, result: Result) -> None:
+        """Play one challenge of pair ``p`` to its result (who attacks: either)."""
+        a, b = self.target.pair(p)
+        challenger, defender = (a, b) if self.rng.random() < 0.5 else (b, a)
+        attacks = _ATTACK_BUTTON.findall(challenger.start_forms.get("attacks", ""))
+        if not attacks:
+            self.counts["not opened: no attack offered"] += 1
+            return
+        attack = self.rng.choice(attacks)
+        pk = await self._asked(
+            challenger,
+            defender.wait(_POOLED_ASKED),
+            "not opened",
+            action="bns.open",
+            defender=defender.ident,
+            attack=attack,
+        )
+        if pk is None:
+            return
+        pk = int(pk)
+        self.counts["challenges"] += 1
+        self.counts[f"{attack} attacks"] += 1
+        row = f'id="challenge-{pk}" class="row pooled stage-resolved'
+        on_dashboards = [d.wait(row) for d in self.target.dashboards]
+        sides = {challenger: "challenger", defender: "defender"}
+        throws: dict = {}
+        thrown: Counter = Counter()
+
+        def move(phone: Conn, html: str) -> dict | None:
+            if 'value="bns.answer"' in html:
+                defences = _DEFENCE_BUTTON.findall(html)
+                if not defences:
+                    return None
+                return {
+                    "action": "bns.answer",
+                    "challenge": pk,
+                    "defence": self.rng.choice(defences),
+                }
+            if 'value="bns.throw"' in html:
+                throw = self._throw(phone, sides[phone], throws, thrown)
+                return {"action": "bns.throw", "challenge": pk, "throw": throw}
+            if 'value="bns.retest"' in html and self.rng.random() < BNS_RETEST_SHARE:
+                self.counts["Willpower retests"] += 1
+                return {"action": "bns.retest", "challenge": pk}
+            if 'value="bns.accept"' in html:
+                return {"action": "bns.accept", "challenge": pk}
+            return None
+
+        last = await self.play_out(
+            list(sides),
+            look=lambda phone: phone.cards.get(pk, (0.0, "")),
+            move=move,
+            done=lambda phone: _resolved(phone.cards, pk),
+            stuck=lambda: self._ruling(action="bns.void", challenge=pk, reason="bench: stuck"),
+            refused=self._unthrow(thrown, "bns.throw"),
+        )
+        self._record(result, last, max(phone.cards[pk][0] for phone in sides), on_dashboards)
+        outcome = challenger.cards[pk][1]
+        self.counts["tied tests"] += outcome.count("a tie, ")
+        self.counts["exceptional successes"] += "Exceptional success" in outcome
+        self.counts["results with damage"] += "damage." in outcome and "not hurt" not in outcome
+
+
+_CONTEST_ASKED = re.compile(r'<article class="card roll roll-contested" id="roll-(\d+)"')
+_CALLED_ASKED = re.compile(r'<article class="card roll roll-called" id="roll-(\d+)"')
+STORY_MIX = {"willpower": 0.15, "skill": 0.8}
+CALLED_EVERY = 4  # of the storytelling starts: one in four is a roll a narrator calls for
+
+
+def _options(html: str, name: str) -> list[str]:
+    """The values of ``<select name="NAME">``'s options in ``html`` ([]: none)."""
+    start = html.find(f'<select name="{name}"')
+    if start < 0:
+        return []
+    return re.findall(r'<option value="([^"]*)"', html[start : html.find("</select>", start)])
+
+
+class StoryEvening(Play):
+    """The storytelling evening (seeds/003 "Actions", "Dice Pools"): each
+    start a contested action, or (one in :data:`CALLED_EVERY`) a roll a
+    narrator calls for, every move one the phones' cards offer
+    (``_roll_start.html``, ``_roll_body.html``): the acting player picks an
+    Attribute and, mostly (``skill``), a Skill of her sheet from her
+    "Contest someone" form against the other, who resists with a pool of
+    hers from her card; a called roll is rolled on her tap. A card offering
+    Willpower (+3 dice) gets it at ``willpower``. ``skills(character id)``:
+    the Skills on a bench sheet. ``counts`` says what was played."""
+
+    def __init__(self, target: Target, skills: Callable[[int], list[str]]) -> None:
+        super().__init__(target, 23)
+        self.skills = skills
+        self.started = 0
+
+    def _pool(self, phone: Conn, form: str) -> dict:
+        """An Attribute and a Skill (or none) ``form``'s selects offer."""
+        offered = [s for s in _options(form, "skill") if s]
+        mine = [s for s in self.skills(phone.ident) if s in offered]
+        skill = self.rng.choice(mine) if mine and self.rng.random() < STORY_MIX["skill"] else ""
+        return {"attribute": self.rng.choice(_options(form, "attribute")), "skill": skill}
+
+    def _willpower(self, html: str) -> bool:
+        if 'name="willpower"' in html and self.rng.random() < STORY_MIX["willpower"]:
+            self.counts["Willpower spent"] += 1
+            return True
+        return False
+
+    async def challenge(self, p: int, result: Result) -> None:
+        """Play one contested action or called roll of pair ``p`` to its result."""
+        a, b = self.target.pair(p)
+        actor, opponent = (a, b) if self.rng.random() < 0.5 else (b, a)
+        start, self.started = self.started, self.started + 1
+        if start % CALLED_EVERY == 1:  # the 2nd, 6th, 10th, …
+            await self._called(actor, result, start // CALLED_EVERY)
+            return
+        form = actor.start_forms.get("contest", "")
+        if f'<option value="{opponent.ident}">' not in form:
+            self.counts["not opened: opponent not offered"] += 1
+            return
+        pk = await self._asked(
+            actor,
+            opponent.wait(_CONTEST_ASKED),
+            "not opened",
+            action="roll.contest",
+            opponent=opponent.ident,
+            label="Bench contest",
+            **self._pool(actor, form),
+        )
+        if pk is None:
+            return
+        self.counts["contested rolls"] += 1
+
+        def move(phone: Conn, html: str) -> dict | None:
+            if 'value="roll.resist"' not in html:
+                return None
+            return {
+                "action": "roll.resist",
+                "roll": int(pk),
+                "willpower": self._willpower(html),
+                **self._pool(phone, html),
+            }
+
+        await self._roll([actor, opponent], int(pk), move, result)
+
+    async def _called(self, phone: Conn, result: Result, call: int) -> None:
+        """A narrator (``call``: the evening's call, 0, 1, …: the dashboards in
+        turn) calls for a roll of a pool of her sheet; her phone rolls it on
+        her tap."""
+        dashboard = self.target.dashboards[call % len(self.target.dashboards)]
+        pk = await self._asked(
+            dashboard,
+            phone.wait(_CALLED_ASKED),
+            "not called",
+            action="roll.call",
+            character=phone.ident,
+            willpower_allowed=True,
+            **self._pool(phone, phone.start_forms.get("contest", "")),
+        )
+        if pk is None:
+            return
+        self.counts["rolls called"] += 1
+
+        def move(phone: Conn, html: str) -> dict | None:
+            if 'value="roll.make"' not in html:
+                return None
+            return {"action": "roll.make", "roll": int(pk), "willpower": self._willpower(html)}
+
+        await self._roll([phone], int(pk), move, result)
+
+    async def _roll(self, sides: list[Conn], pk: int, move, result: Result) -> None:
+        """Play roll ``pk`` on ``sides``' cards to its result; the round trip:
+        the tap that rolled it → the dice on every phone of ``sides``."""
+        marker = f'resolved" id="roll-{pk}" data-roll'
+        on_dashboards = [d.wait(marker) for d in self.target.dashboards]
+
+        async def stuck() -> None:  # a roll has no narrator's void: it stays waiting
+            self.counts["rolls stuck"] += 1
+
+        last = await self.play_out(
+            sides,
+            look=lambda phone: phone.rolls.get(pk, (0.0, "")),
+            move=move,
+            done=lambda phone: 'resolved" id="roll-' in phone.rolls.get(pk, (0.0, ""))[1][:80],
+            stuck=stuck,
+        )
+        self._record(result, last, max(phone.rolls[pk][0] for phone in sides), on_dashboards)
+        card = sides[0].rolls[pk][1]
+        self.counts["ties (status quo)"] += "A tie:" in card
 
 
 async def evening(
     target: Target,
     *,
-    plan: Evening,
+    plan: Play,
     rate: float,
     duration: float,
     result: Result,
     on_ready: Callable[[], None],
 ) -> None:
-    """``rate`` challenges a second for ``duration`` seconds on idle pairs,
-    each played to its result by :class:`Evening`. The round trip: the move
-    that settled it (a throw, a declaration, a relent, an accept) → its
-    result on both phones; dashboards as in paced. ``result.note``: what was
-    played (challenges, ties, declarations, relents, attacks, retests,
-    Negative Traits named, refusals). First every phone asks for its whole
-    view (``sync``, as app.js on waking: the evening sheets were just added),
-    not timed; ``on_ready`` runs after (the CPU mark)."""
+    """``rate`` starts a second for ``duration`` seconds on idle pairs, each
+    played to its result by ``plan`` (:class:`Evening`, :class:`BnsEvening`,
+    :class:`StoryEvening`). The round trip: the move that settled it (a
+    throw, a declaration, a relent, an accept, a mob scene's last move, the
+    tap that rolled the dice) → its result on the phones; dashboards as in
+    paced. ``result.note``: what was played (``plan.counts``). First every
+    phone asks for its whole view (``sync``, as app.js on waking: the
+    evening sheets were just added), not timed; ``on_ready`` runs after (the
+    CPU mark)."""
     for phone in target.phones:
         phone.track_cards = True
     synced = [phone.wait('id="live"') for phone in target.connected()]
@@ -1125,10 +1604,12 @@ async def evening(
         except Lost:
             result.lost += 1
 
+    plan.idle = deque(_playable(target, range(target.pairs), result))
     try:
-        await paced(target, rate=rate, duration=duration, result=result, play=play)
+        await paced(target, rate=rate, duration=duration, result=result, play=play, idle=plan.idle)
     finally:
         for phone in target.phones:
             phone.track_cards = False
-            phone.cards.clear()
-    result.note = ", ".join(f"{n} {what}" for what, n in plan.counts.most_common())
+            for shown in (phone.cards, phone.mobs, phone.rolls):
+                shown.clear()
+    result.note = ", ".join(f"{n} {what}" for what, n in plan.counts.most_common() if n)

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import SCENARIOS, load
-from bench.fixtures import EVENING_CATEGORIES, evening_sheet
-from bench.report import Result, median_run, percentile
+from bench.fixtures import EVENING_CATEGORIES, evening_sheet, other_sheet
+from bench.report import EVENINGS, Result, median_run, percentile
 from bench.servers import (
     Database,
     Redis,
     Workers,
+    collect_static,
     make_workdir,
     run_fixtures,
     worker_env,
@@ -30,7 +31,10 @@ from bench.servers import (
 
 BARE_PORT_OFFSET = 10
 IDLE_CPU = 0.03  # CPU seconds per second: a worker below this in every process is idle
-DASHBOARD_TIMED = ("paced", "saturation", "burst", "evening")  # rows whose results dashboards show
+DASHBOARD_TIMED = ("paced", "saturation", "burst", *EVENINGS)  # rows whose results dashboards show
+# The evening rows of the other rulesets: each plays a chronicle of its own
+# (``bench.fixtures`` ``chronicle``), its phones connected for the row only.
+OTHER_EVENINGS = {"evening_bns": "bns", "evening_storytelling": "storytelling"}
 IDLE_SAMPLE = 0.5  # seconds between two CPU readings of the idle wait
 
 
@@ -140,6 +144,8 @@ async def run_config(
             redis_py.Redis.from_url(redis.url).flushall()  # our private server only
         data_file = workdir / "bench.json"
         run_fixtures(env, "prepare", str(options.phones), str(options.dashboards), str(data_file))
+        if any(scenario in OTHER_EVENINGS for scenario in options.scenarios):
+            collect_static(env, workdir)  # their phones load their page (the start form)
         data = json.loads(data_file.read_text())
         ports = [options.port_base + i for i in range(config.workers)]
         beats = load.Heartbeats(load.HEARTBEAT if options.heartbeat else 0.0)
@@ -164,6 +170,7 @@ async def run_config(
             results.append(await _connect(config, target, workers, options, waited))
         every_run: list[Result] = []  # with --repeat, the runs not printed too
         evening_ready = False
+        chronicles: dict[str, dict] = {}  # the other rulesets' chronicles, made once
         # The evening last: it adds Traits, wounds characters and spends Traits.
         for scenario in sorted(options.scenarios, key=lambda name: name == "evening"):
             runs: dict[str, list[list[Result]]] = {t.name: [] for t, _ in targets}
@@ -175,12 +182,29 @@ async def run_config(
                     if scenario == "evening" and not evening_ready:
                         options.log(f"   evening sheets: {run_fixtures(env, 'evening').strip()}")
                         evening_ready = True
-                    waited = await wait_idle(everyone, conns, options.idle_cap, beats)
+                    played, connected = target, ""
+                    if scenario in OTHER_EVENINGS:
+                        ruleset = OTHER_EVENINGS[scenario]
+                        if ruleset not in chronicles:
+                            chronicles[ruleset] = _chronicle(env, workdir, ruleset, data)
+                        played = _narrator(chronicles[ruleset], ports, beats)
+                        connected = await _connect_for_row(played, options)
+                    row_conns = [*conns, *played.phones, *played.dashboards]
+                    waited = await wait_idle(everyone, row_conns, options.idle_cap, beats)
+                    waited = ", ".join(filter(None, [waited, connected]))
                     options.log(f"   {scenario} on {target.name} ({waited})")
-                    settle = functools.partial(wait_idle, everyone, conns, options.idle_cap, beats)
-                    rows = await _scenario(
-                        scenario, config, target, workers, options, waited, settle, beats
+                    settle = functools.partial(
+                        wait_idle, everyone, row_conns, options.idle_cap, beats
                     )
+                    try:
+                        rows = await _scenario(
+                            scenario, config, played, workers, options, waited, settle, beats
+                        )
+                    finally:
+                        if played is not target:
+                            await asyncio.gather(
+                                *(c.close() for c in [*played.phones, *played.dashboards])
+                            )
                     runs[target.name].append(rows)
                     every_run.extend(rows)
             for target, _ in targets:
@@ -198,7 +222,11 @@ async def run_config(
             f"{check['losses']} Traits lost, "
             f"{check['doubled_losses']} challenges with a doubled loss, "
             f"{check['overspent']} evening challenges or Traits with more lost than bid or held; "
-            f"{done} results seen on both phones"
+            f"{check['mob_scenes']} mob scenes ({check['mob_settled']} settled), "
+            f"{check['rolls']} dice rolls ({check['rolled']} rolled), "
+            f"{check['doubled_results']} results or rolls doubled, "
+            f"{check['willpower_overspent']} characters with more Willpower spent than held; "
+            f"{done} results seen on the phones"
         )
     finally:
         for workers in (real, bare):
@@ -207,8 +235,52 @@ async def run_config(
         database.drop()
 
 
-_CHALLENGES = ("paced", "saturation", "burst", "evening")
-NARRATOR_ONLY = ("evening",)  # the bare app has nothing like it: no bare row
+_CHALLENGES = ("paced", "saturation", "burst", *EVENINGS)
+NARRATOR_ONLY = EVENINGS  # the bare app has nothing like them: no bare row
+
+
+def _chronicle(env: dict[str, str], workdir: Path, ruleset: str, data: dict) -> dict:
+    """The bench chronicle of ``ruleset`` (``bench.fixtures`` ``chronicle``),
+    shaped like ``prepare``'s data: ``{"session", "phones": [[character id,
+    cookie], ...], "dashboards": [cookie, ...]}`` (the same players and
+    narrators, so the same cookies, as ``data``'s)."""
+    out = workdir / f"bench-{ruleset}.json"
+    run_fixtures(env, "chronicle", ruleset, str(out))
+    made = json.loads(out.read_text())
+    cookies = [cookie for _, cookie in data["phones"]]
+    return {
+        "session": made["session"],
+        "phones": [list(pair) for pair in zip(made["characters"], cookies, strict=True)],
+        "dashboards": data["dashboards"],
+    }
+
+
+async def _connect_for_row(target: load.Target, options: Options) -> str:
+    """Open ``target``'s phones (each loads her page first, as a browser
+    opening the app: ``Conn.load_page``), then its dashboards, for one row
+    (not timed); returns the note: how many opened, and why the others did not."""
+    errors: Counter = Counter()
+    gate = asyncio.Semaphore(options.connect_concurrency)
+
+    async def page(phone: load.Conn) -> None:
+        async with gate:
+            try:
+                await phone.load_page()
+            except (OSError, load.Lost) as error:
+                errors[f"page: {error or type(error).__name__}"[:60]] += 1
+
+    await asyncio.gather(*(page(phone) for phone in target.phones))
+    times, failed = await load.open_all(
+        target.phones, concurrency=options.connect_concurrency, errors=errors
+    )
+    _, failed_dashboards = await load.open_all(target.dashboards, concurrency=4, errors=errors)
+    note = (
+        f"{len(times)} of {len(target.phones)} phones and "
+        f"{len(target.dashboards) - failed_dashboards} dashboards connected for the row"
+    )
+    if errors:
+        note += " (failed: " + ", ".join(f"{n} {k}" for k, n in errors.most_common()) + ")"
+    return note
 
 
 def _narrator(data: dict, ports: list[int], beats: load.Heartbeats) -> load.Narrator:
@@ -430,8 +502,14 @@ async def _play(
         )
     elif scenario == "time_out":
         await load.time_out(target, result=result)
-    elif scenario == "evening":
-        plan = load.Evening(target, EVENING_CATEGORIES, _evening_negatives)
+    elif scenario in EVENINGS:
+        if scenario == "evening_bns":
+            plan = load.BnsEvening(target)
+        elif scenario == "evening_storytelling":
+            index = {phone.ident: i for i, phone in enumerate(target.phones)}
+            plan = load.StoryEvening(target, lambda cid: _story_skills(index[cid]))
+        else:
+            plan = load.Evening(target, EVENING_CATEGORIES, _evening_negatives)
         await load.evening(
             target,
             plan=plan,
@@ -462,3 +540,8 @@ def _evening_negatives(character_id: int) -> dict[str, list[str]]:
         if negative:
             out.setdefault(category, []).append(name)
     return out
+
+
+def _story_skills(index: int) -> list[str]:
+    """The Skills on bench player ``index``'s storytelling sheet."""
+    return [name for name, _, _ in other_sheet("storytelling", index).skills]

@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 
 import bench
-from bench.report import Result, rows, table, verdict
+from bench.report import EVENINGS, Result, rows, table, verdict
 from bench.run import NARRATOR_ONLY, STEPS
 
 PORT_BASE = os.getenv("BENCH_PORT_BASE", os.getenv("BENCH_TEST_PORT_BASE", "8580"))
@@ -59,7 +59,7 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
         cwd=settings.BASE_DIR,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=240,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = _table(done.stdout)
@@ -111,13 +111,25 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
         if row["scenario"] == "paced":  # heartbeats run in every row, timed in its note
             assert re.search(r"\d+ pings: to the answer p50 \d+ ms", row["note"]), row
     assert re.search(r"resolved \(10 voided by a narrator\)", done.stdout), done.stdout[-500:]
-    # Issue 14: the evening is played to its results from what the cards offer.
-    evening = next(r for r in rows if r["scenario"] == "evening")
-    assert evening["dash lost"] == "0" and float(evening["dash p99 ms"]) > 0, evening
-    assert re.search(r"\b15 challenges\b", evening["note"]), evening
-    assert "voided: stuck" not in evening["note"], evening
+    # Issue 14: the evenings are played to their results from what the cards offer:
+    # met_classic with a mob scene (the 10th of 15 starts), bns test pools, dice.
+    evenings = {r["scenario"]: r for r in rows if r["scenario"] in EVENINGS}
+    for row in evenings.values():
+        assert row["dash lost"] == "0" and float(row["dash p99 ms"]) > 0, row
+        assert int(row["n"]) == 15 and "voided: stuck" not in row["note"], row
+        assert re.match(r"(meets|misses: )", row["verdict"]), row
+    assert re.search(r"\b14 challenges\b", evenings["evening"]["note"]), evenings
+    assert re.search(r"\b1 mob scenes\b", evenings["evening"]["note"]), evenings
+    bns = evenings["evening_bns"]["note"]
+    assert re.search(r"40 of 40 phones and 2 dashboards connected for the row", bns), bns
+    assert re.search(r"\b15 challenges\b", bns) and re.search(r"\d+ brawl attacks", bns), bns
+    dice = evenings["evening_storytelling"]["note"]
+    assert re.search(r"\b11 contested rolls\b", dice) and re.search(r"\b4 rolls called\b", dice)
     assert "0 challenges with a doubled loss" in done.stdout
     assert "0 evening challenges or Traits with more lost than bid or held" in done.stdout
+    # The mob scene settled; every roll rolled once; no result twice; Willpower held.
+    assert re.search(r"1 mob scenes \(1 settled\), 15 dice rolls \(15 rolled\)", done.stdout)
+    assert "0 results or rolls doubled, 0 characters with more Willpower" in done.stdout
     assert out.read_text().strip() == done.stdout.strip()
 
 
@@ -264,3 +276,47 @@ async def test_a_ruling_refused_as_too_many_messages_is_tapped_again_and_counted
     kept = Dashboard([{"type": "error", "message": "No such challenge."}])
     with pytest.raises(load.Lost, match="1 voids refused"):
         await load.Narrator([], [kept]).while_away([1])
+
+
+def test_one_start_in_twenty_of_the_evening_is_a_mob_scene_the_first_half_way():
+    from bench.load import MOB_SHARE, mob_turn
+
+    turns = [start for start in range(100) if mob_turn(start)]
+    assert turns == [9, 29, 49, 69, 89]
+    assert len(turns) == 100 * MOB_SHARE
+
+
+def test_a_phone_keeps_each_card_mob_scene_and_roll_and_its_start_forms_as_shown():
+    from bench.load import Conn, _options
+
+    phone = Conn("ws://127.0.0.1:1/ws/play/7/", "http://127.0.0.1:1")
+    frame = (
+        '<article id="card-3" class="card pooled stage-answer">bns</article>'
+        '<article id="card-4" class="card stage-throws yours">met</article>'
+        '<section id="mob-scenes"><article class="card mob" data-mob="5" data-stage="bids">'
+        'a</article><article class="card mob resolved" data-mob="2" data-stage="settled">'
+        "b</article></section>"
+        '<article class="card roll roll-contested resolved" id="roll-6" data-roll="6">c</article>'
+        '<fieldset class="attacks"><button class="primary" name="attack" value="brawl">'
+        "</fieldset>"
+        '<details id="roll-start"><select name="attribute"><option value="Wits">Wits</option>'
+        '</select><select name="skill"><option value="">None</option>'
+        '<option value="Stealth">Stealth</option></select></form></details>'
+    )
+    phone._read_cards(1.0, frame)
+    assert {pk: html[-3:] for pk, (_, html) in phone.cards.items()} == {3: "bns", 4: "met"}
+    assert sorted(phone.mobs) == [2, 5] and 'data-stage="settled"' in phone.mobs[2][1]
+    assert list(phone.rolls) == [6] and phone.rolls[6][0] == 1.0
+    assert 'value="brawl"' in phone.start_forms["attacks"]
+    assert _options(phone.start_forms["contest"], "attribute") == ["Wits"]
+    assert _options(phone.start_forms["contest"], "skill") == ["", "Stealth"]
+    assert _options("", "skill") == []
+
+
+@pytest.mark.parametrize("ruleset", ["bns", "storytelling"])
+def test_the_other_evenings_play_the_demos_players_sheets_in_turn(ruleset):
+    from bench.fixtures import other_sheet
+
+    sheets = [other_sheet(ruleset, i) for i in range(8)]
+    assert all(sheet.player for sheet in sheets)
+    assert sheets[:4] == sheets[4:] and len({sheet.name for sheet in sheets}) == 4

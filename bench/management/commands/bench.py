@@ -31,15 +31,28 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--phones", type=int, default=1500, help="phones (even; default 1500)")
         parser.add_argument("--dashboards", type=int, default=12, help="narrator dashboards")
-        parser.add_argument("--rate", type=float, default=20.0, help="paced challenges/second")
         parser.add_argument(
-            "--duration", type=float, default=15.0, help="seconds of paced and saturation runs"
+            "--rate",
+            type=float,
+            default=20.0,
+            help="challenges/second of the paced and evening rows",
+        )
+        parser.add_argument(
+            "--duration",
+            type=float,
+            default=15.0,
+            help="seconds of the paced, saturation and evening rows",
         )
         parser.add_argument(
             "--saturation-pairs", type=int, default=100, help="pairs playing back to back"
         )
         parser.add_argument(
-            "--scenarios", type=_csv(str), default=SCENARIOS, help=",".join(SCENARIOS)
+            "--scenarios",
+            type=_csv(str),
+            default=SCENARIOS,
+            help=",".join(SCENARIOS) + " (evening: met_classic with mob scenes; evening_bns, "
+            "evening_storytelling: a chronicle of that ruleset each, its phones connected for "
+            "the row)",
         )
         parser.add_argument("--layer", type=_csv(str), default=("memory", "redis"))
         parser.add_argument("--workers", type=_csv(int), default=(1, 2))
