@@ -489,21 +489,22 @@ class Narrator(Target):
         screen is stale. Returns what changed."""
         kept = self.dashboards[0]
         refused, too_many = [], 0
-        start, i = time.perf_counter(), 0
+        tapped = 0.0
         for pk in handles:
             while True:
                 # A narrator's taps, one after another, under the socket's rate
-                # limit (settings.WS_RATE, 10 actions/s). Acks that come late
-                # let them bunch; a tap then refused as too many is tapped again
-                # after a pause, and her pace starts again from there.
-                await asyncio.sleep(max(0.0, start + i / RULINGS_PER_SECOND - time.perf_counter()))
+                # limit (settings.WS_RATE, 10 actions/s): each at least
+                # 1/RULINGS_PER_SECOND after the one before, as a person taps
+                # (late acks do not make her catch up in a burst). The server
+                # may still read them bunched behind a backlog; a tap then
+                # refused as too many is tapped again after a pause.
+                await asyncio.sleep(max(0.0, tapped + 1 / RULINGS_PER_SECOND - time.perf_counter()))
+                tapped = time.perf_counter()
                 reply = await kept.act(action="challenge.void", challenge=pk, reason="bench: ruled")
                 if reply.get("message") != REFUSED_MESSAGE:
                     break
                 too_many += 1
                 await asyncio.sleep(REFUSED_PAUSE)
-                start, i = time.perf_counter(), 0
-            i += 1
             if reply["type"] != "ack":
                 refused.append(reply.get("message"))
         if refused:

@@ -67,7 +67,7 @@ class Options:
     postgres_url: str = "postgres://postgres@127.0.0.1:5432/postgres"
     redis_port: int = 6393
     port_base: int = 8500
-    server: str = "daphne"  # ASGI server of every worker: bench.servers.SERVERS
+    server: str = "uvicorn"  # ASGI server of every worker: bench.servers.SERVERS
     bare: bool = True
     heartbeat: bool = True  # every socket pings as app.js does, in every scenario
     heartbeat_duration: float = 30.0  # seconds of the heartbeat scenario

@@ -3,8 +3,9 @@ loopback and print a table of round trips, losses and server cost.
 
 It never opens your database: it creates its own (a SQLite file in a temporary
 directory, or a ``narrator_bench_*`` PostgreSQL database that it drops), its
-own Redis (``redis-server`` on ``--redis-port``) and workers (Daphne, or
-``--server uvicorn|granian``) on ``--port-base`` and the ports after it. See docs/performance.md.
+own Redis (``redis-server`` on ``--redis-port``) and workers (Uvicorn, as
+``deploy/serve`` runs them; or ``--server daphne|granian``) on ``--port-base``
+and the ports after it. See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -83,7 +84,10 @@ class Command(BaseCommand):
         parser.add_argument("--redis-port", type=int, default=6393)
         parser.add_argument("--port-base", type=int, default=8500)
         parser.add_argument(
-            "--server", default="daphne", choices=SERVERS, help="ASGI server of every worker"
+            "--server",
+            default="uvicorn",
+            choices=SERVERS,
+            help="ASGI server of every worker (uvicorn: the deployment's, deploy/serve)",
         )
         parser.add_argument("--no-bare", action="store_true", help="skip the bare baseline")
         parser.add_argument(
