@@ -5,7 +5,9 @@ frames each), ``ROUNDS`` times. Printed, not asserted (machines differ), per
 challenge: this process's CPU (``time.process_time``, the test client
 included), the CPU of the phones' card changes (``PlayConsumer._render_change``
 on the database thread: the row read, the view built, the frame rendered)
-and of their template renders alone. Run it with
+and of their template renders alone. A second measurement renders the card
+corpus (``card_corpus``: every stage, both sides) ``CORPUS_ROUNDS`` times,
+no database, no socket: µs of CPU per card. Run them with
 ``NARRATOR_MEASURE=1 pytest tests/challenges/test_card_cost.py -s``.
 """
 
@@ -22,13 +24,17 @@ from channels.db import database_sync_to_async
 from django.template import base as template_base
 
 from challenges.consumers.play import PlayConsumer
+from tests.challenges.card_corpus import cards
+from tests.challenges.test_card_snapshots import PLACES, frame
 from tests.challenges.wsutil import WAIT, connect, newest_challenge
 from tests.factories import paired_chronicle
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
 CHALLENGES = int(os.getenv("CHALLENGES", "40"))  # per round
 ROUNDS = int(os.getenv("ROUNDS", "5"))
+CORPUS_ROUNDS = 15
+MEASURE = pytest.mark.skipif(
+    not os.getenv("NARRATOR_MEASURE"), reason="a measurement: NARRATOR_MEASURE=1"
+)
 
 
 class Clock:
@@ -94,7 +100,8 @@ async def _play(a, b, a_char, b_char, count: int) -> float:
     return time.process_time() - start
 
 
-@pytest.mark.skipif(not os.getenv("NARRATOR_MEASURE"), reason="a measurement: NARRATOR_MEASURE=1")
+@MEASURE
+@pytest.mark.django_db(transaction=True)
 async def test_card_frames_cost_per_challenge(db, settings, monkeypatch):
     settings.WS_RATE = settings.WS_BURST = 1e6  # the phones act as fast as answered
     game = await database_sync_to_async(paired_chronicle)(1, copies=5000)
@@ -125,3 +132,23 @@ async def test_card_frames_cost_per_challenge(db, settings, monkeypatch):
     )
     await a.disconnect()
     await b.disconnect()
+
+
+@MEASURE
+def test_corpus_cards_render_time():
+    corpus = list(cards())
+    rounds = []
+    for n in range(CORPUS_ROUNDS + 1):
+        for _, view in corpus:  # as a new view: nothing computed yet
+            view.__dict__.pop("moves", None)
+            view.__dict__.pop("face", None)
+        start = time.process_time()
+        for k, (_, view) in enumerate(corpus):
+            frame(view, PLACES[k % len(PLACES)])
+        if n:  # the first round loads the templates
+            rounds.append(time.process_time() - start)
+    each = [r / len(corpus) * 1e6 for r in rounds]
+    print(
+        f"\n[card corpus] {len(corpus)} cards, {CORPUS_ROUNDS} rounds: "
+        f"median {statistics.median(each):.0f} µs of CPU per card frame, min {min(each):.0f}"
+    )
