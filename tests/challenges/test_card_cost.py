@@ -1,6 +1,6 @@
 """What a phone's challenge costs the worker, and how much of it is the card
 frames (issue 14 part 2), measured in-process through the real router: two
-phones play ``CHALLENGES`` challenges (open, bid, both throw: eight card
+phones (sheets of 16 Traits) play ``CHALLENGES`` challenges (open, bid, both throw: eight card
 frames each), ``ROUNDS`` times. Printed, not asserted (machines differ), per
 challenge: this process's CPU (``time.process_time``, the test client
 included), the CPU of the phones' card changes (``PlayConsumer._render_change``
@@ -24,6 +24,7 @@ from channels.db import database_sync_to_async
 from django.template import base as template_base
 
 from challenges.consumers.play import PlayConsumer
+from characters.models import Trait
 from tests.challenges.card_corpus import cards
 from tests.challenges.test_card_snapshots import PLACES, frame
 from tests.challenges.wsutil import WAIT, connect, newest_challenge
@@ -32,6 +33,13 @@ from tests.factories import paired_chronicle
 CHALLENGES = int(os.getenv("CHALLENGES", "40"))  # per round
 ROUNDS = int(os.getenv("ROUNDS", "5"))
 CORPUS_ROUNDS = 15
+#: Traits each phone's sheet holds besides the one she bids, like the demo's
+#: sheets (counts 1-3): the sheet and bid buttons sent with a card list them all.
+SHEET = [
+    (f"{category.title()} {n}", category, 1 + n % 3)
+    for category in ("physical", "social", "mental")
+    for n in range(5)
+]
 MEASURE = pytest.mark.skipif(
     not os.getenv("NARRATOR_MEASURE"), reason="a measurement: NARRATOR_MEASURE=1"
 )
@@ -105,6 +113,11 @@ async def _play(a, b, a_char, b_char, count: int) -> float:
 async def test_card_frames_cost_per_challenge(db, settings, monkeypatch):
     settings.WS_RATE = settings.WS_BURST = 1e6  # the phones act as fast as answered
     game = await database_sync_to_async(paired_chronicle)(1, copies=5000)
+    for character in game["pairs"][0]:
+        await Trait.objects.abulk_create(
+            Trait(character=character, name=name, category=category, count=count)
+            for name, category, count in SHEET
+        )
     clock = Clock()
     change = PlayConsumer.__dict__["_render_change"]
     monkeypatch.setattr(
