@@ -1,6 +1,7 @@
 """Cards at every stage a MET challenge goes through, for both sides, from
-engine states (no database): the corpus ``test_card_snapshots`` renders and
-compares with what was recorded (``snapshots/cards.json``). Each entry is a
+engine states (no database), and Trait sheets as a phone shows them beside
+the cards: the corpus ``test_card_snapshots`` renders and compares with what
+was recorded (``snapshots/cards.json``, ``snapshots/sheets.json``). Each entry is a
 name and a ``ChallengeView`` built by ``test_card_moves.view``, its
 ``Challenge`` row dressed as the case needs (a call for a narrator, rulings,
 a prepared static, a result just in)."""
@@ -14,6 +15,8 @@ from challenges import rules
 from challenges.models import PreparedStatic
 from challenges.rules import Category, HealthLevel, RetestKind, Weapon
 from challenges.views.shared import ChallengeView
+from characters.models import Ability, Character
+from characters.services import CategoryLines, Sheet, TraitLine
 from tests.challenges.test_card_moves import (
     NOW,
     PAPER,
@@ -176,3 +179,40 @@ def cards() -> Iterator[tuple[str, ChallengeView]]:
         card = view(rules.throw(static, side=C, throw=throw, now=NOW).state, C)
         card.challenge.prepared = prepared
         yield f"met_classic/prepared-{outcome}/challenger", card
+
+
+def _line(pk: int, name: str, category: Category, count: int, **kw) -> TraitLine:
+    return TraitLine(pk, name, category, count, kw.pop("lost", 0), False, **kw)
+
+
+def sheets() -> Iterator[tuple[str, Sheet]]:
+    """``(name, Sheet)``: a Trait sheet whole, with copies at risk in one or
+    two challenges, with Traits lost, with a category emptied, wounded."""
+    p, s, m = Category.PHYSICAL, Category.SOCIAL, Category.MENTAL
+    lines = {
+        p: [_line(1, "Quick", p, 3), _line(2, "Brawny", p, 2), _line(3, "Tough", p, 1)],
+        s: [_line(4, "Alluring", s, 2), _line(5, "Witty <3", s, 1)],
+        m: [_line(6, "Cunning", m, 3)],
+    }
+
+    def sheet(**changes) -> Sheet:
+        cats = {**lines, **changes.pop("lines", {})}
+        return Sheet(
+            character=Character(pk=5, name="Helen"),
+            session=None,
+            health=changes.pop("health", HealthLevel.HEALTHY),
+            categories=[CategoryLines(c, t) for c, t in cats.items()],
+            negatives=[TraitLine(7, "Clumsy", p, 2, 0, True)],
+            abilities=[Ability(name="Brawl", rating=2)],
+        )
+
+    yield "whole", sheet()
+    quick = _line(1, "Quick", p, 3, at_risk=1, risked_in=(12,))
+    yield "quick-at-risk", sheet(lines={p: [quick, *lines[p][1:]]})
+    both = _line(1, "Quick", p, 3, at_risk=3, risked_in=(12, 14, 14))
+    yield "quick-all-at-risk", sheet(lines={p: [both, *lines[p][1:]]})
+    lost = _line(2, "Brawny", p, 2, lost=1)
+    yield "brawny-lost", sheet(lines={p: [lines[p][0], lost, lines[p][2]]})
+    yield "mental-gone", sheet(lines={m: [_line(6, "Cunning", m, 3, lost=3)]})
+    yield "no-social", sheet(lines={s: []})
+    yield "bruised", sheet(health=HealthLevel.BRUISED)

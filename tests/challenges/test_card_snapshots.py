@@ -1,10 +1,11 @@
 """Every card of ``card_corpus`` (each stage of a MET challenge, both sides),
 as a phone's card frame places it (replaced, opened, moved to the results),
-renders byte for byte as recorded in ``snapshots/cards.json``: a change made
-to render cards faster (issue 14) cannot change what a player sees. A change
-meant to alter the cards records them anew:
+and every sheet of it (``_sheet.html``, out of band) renders byte for byte as
+recorded in ``snapshots/cards.json`` and ``snapshots/sheets.json``: a change
+made to render them faster (issue 14) cannot change what a player sees. A
+change meant to alter them records them anew:
 ``NARRATOR_SNAPSHOTS=write pytest tests/challenges/test_card_snapshots.py``,
-and the diff of ``cards.json`` shows what players will see differently."""
+and the diff of the JSON shows what players will see differently."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from pathlib import Path
 import pytest
 from django.template.loader import render_to_string
 
-from tests.challenges.card_corpus import cards
+from tests.challenges.card_corpus import cards, sheets
 
-SNAPSHOTS = Path(__file__).parent / "snapshots" / "cards.json"
+SNAPSHOTS = Path(__file__).parent / "snapshots"
 PLACES = ("replace", "open", "done")
 
 
@@ -38,20 +39,38 @@ def rendered() -> dict[str, str]:
     return out
 
 
-def test_every_card_renders_as_recorded():
-    now = rendered()
+def _as_recorded(now: dict[str, str], name: str) -> None:
+    """``now`` (name: HTML) is what ``snapshots/<name>`` holds, or is
+    recorded there with NARRATOR_SNAPSHOTS=write."""
+    path = SNAPSHOTS / name
     if os.getenv("NARRATOR_SNAPSHOTS") == "write":
-        SNAPSHOTS.parent.mkdir(exist_ok=True)
-        SNAPSHOTS.write_text(json.dumps(now, indent=1, ensure_ascii=False) + "\n")
-        pytest.skip(f"recorded {len(now)} cards in {SNAPSHOTS}")
-    recorded = json.loads(SNAPSHOTS.read_text())
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(now, indent=1, ensure_ascii=False) + "\n")
+        pytest.skip(f"recorded {len(now)} renderings in {path}")
+    recorded = json.loads(path.read_text())
     assert now.keys() == recorded.keys()
-    for name, html in now.items():
-        if html != recorded[name]:
+    for key, html in now.items():
+        if html != recorded[key]:
             diff = difflib.unified_diff(
-                recorded[name].splitlines(), html.splitlines(), "recorded", "now", lineterm=""
+                recorded[key].splitlines(), html.splitlines(), "recorded", "now", lineterm=""
             )
-            pytest.fail(f"{name} differs:\n" + "\n".join(diff))
+            pytest.fail(f"{key} differs:\n" + "\n".join(diff))
+
+
+def test_every_card_renders_as_recorded():
+    _as_recorded(rendered(), "cards.json")
+
+
+def test_every_sheet_renders_as_recorded():
+    # Twice each: the second rendering may come from what the first kept.
+    for _ in range(2):
+        _as_recorded(
+            {
+                name: render_to_string("challenges/_sheet.html", {"sheet": sheet, "oob": True})
+                for name, sheet in sheets()
+            },
+            "sheets.json",
+        )
 
 
 def test_the_corpus_covers_every_control_and_line_of_the_card():
