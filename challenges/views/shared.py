@@ -916,7 +916,10 @@ class SharedRenders:
     Twelve dashboards receiving one ``challenge.updated`` then cost one query
     and one rendering, not twelve. A key of None means "render, do not keep"
     (an event without a version). A version's rendering never goes stale: it is
-    made after that version was committed, so it shows it or a later one.
+    made after that version was committed, so it shows it or a later one. A
+    key may also be everything a rendering shows (a phone's bid buttons,
+    ``views.phone.start_bids_key``; a category of her sheet,
+    ``templatetags.sheets``): the same key, the same bytes.
     """
 
     def __init__(self, size: int = 4096) -> None:
