@@ -1,7 +1,7 @@
 """A player's phone (:class:`PlayConsumer`): her view and her cards, one
 changed card at a time; each action one call of :mod:`challenges.services`.
-Renders ``challenges/play_live.html``, ``_card_frame.html``,
-``play_sheet_oob.html`` and ``_time_out.html``."""
+Renders ``challenges/play_live.html``, ``_card_frame.html`` (with
+``views.sheet_oob``) and ``_time_out.html``."""
 
 from __future__ import annotations
 
@@ -225,7 +225,7 @@ class PlayConsumer(RollActions, BaseConsumer):
         open ones, or moved on top of the results (the oldest
         result beyond :data:`views.RECENT_RESOLVED` taken off), with her sheet
         and "Challenge someone" bid buttons out of band
-        (``play_sheet_oob.html``) when her Traits at risk or held changed, and
+        (``views.sheet_oob``) when her Traits at risk or held changed, and
         who she is (``_who.html``: health, clock) when it cost her a health
         level. At most one query (the row, none when this worker committed
         it), one more for a wound (her clock); her
@@ -322,10 +322,7 @@ class PlayConsumer(RollActions, BaseConsumer):
             "challenges/_card_frame.html", {"card": card, "where": where, "remove": remove}
         )
         if risk_changed:
-            frame += render_to_string(
-                "challenges/play_sheet_oob.html",
-                {"sheet": sheet, "session": self.session, **start_options(sheet)},
-            )
+            frame += views.sheet_oob(sheet)
         if wounds:  # her health and its clock (one query: the clock)
             frame += render_to_string(
                 "challenges/_who.html",

@@ -50,6 +50,7 @@ from challenges.views.phone import (
     phone_combats,
     play_context,
     present_opponents,
+    sheet_oob,
 )
 from challenges.views.rolls import (
     RollCard,
@@ -142,6 +143,7 @@ __all__ = [
     "roster_row_context",
     "roster_rows_context",
     "shared_renders",
+    "sheet_oob",
     "shown_throws",
     "state_shown",
 ]

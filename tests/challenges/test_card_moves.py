@@ -85,6 +85,20 @@ def opened(ruleset: str = "met_classic", *, category=Category.PHYSICAL, **kw) ->
     ).state
 
 
+def opened_static(ruleset: str, *, difficulty: int = 3, stakes: str = "The locked door"):
+    """A static Physical challenge of Helen's, the narrator throwing Paper."""
+    return rules.open_static(
+        ruleset=ruleset,
+        challenger=helen(),
+        category=Category.PHYSICAL,
+        difficulty=difficulty,
+        narrator_throw=PAPER,
+        choose=None,
+        stakes=stakes,
+        now=NOW,
+    ).state
+
+
 def answered(state: ChallengeState, bid: str = "Tough") -> ChallengeState:
     return rules.respond(state, bids=[bid], now=NOW).state
 
@@ -370,16 +384,7 @@ def test_an_unmatched_call_makes_the_callers_bid_safe_under_met_classic():
 
 @pytest.mark.parametrize("ruleset", PRESETS)
 def test_a_static_challenge_asks_a_bid_then_offers_an_overbid_against_the_difficulty(ruleset):
-    state = rules.open_static(
-        ruleset=ruleset,
-        challenger=helen(),
-        category=Category.PHYSICAL,
-        difficulty=3,
-        narrator_throw=PAPER,
-        choose=None,
-        stakes="The locked door",
-        now=NOW,
-    ).state
+    state = opened_static(ruleset)
     html = card(state, C)
     assert 'aria-label="Bid Quick"' in html and "challenge.relent" in actions(html)
     state = rules.bid(state, bids=["Quick"], now=NOW).state

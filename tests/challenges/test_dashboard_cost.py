@@ -17,10 +17,8 @@ import statistics
 import time
 
 import pytest
-from channels.db import database_sync_to_async
 
-from challenges.models import Challenge
-from tests.challenges.wsutil import WAIT, act_ok, connect
+from tests.challenges.wsutil import WAIT, act_ok, connect, newest_challenge
 from tests.factories import crowded_session, paired_chronicle
 from tests.faults.phones import Phone, current_dashboard_stamp, split_stamp
 
@@ -32,15 +30,6 @@ DASHBOARDS = 12
 ROUNDS = 5
 ROSTER = 300  # characters present besides the players
 RESOLVED = re.compile(r'id="challenge-(\d+)" class="row stage-resolved')
-
-
-@database_sync_to_async
-def _newest(challenger) -> int:
-    return (
-        Challenge.objects.filter(challenger=challenger)
-        .order_by("-id")
-        .values_list("id", flat=True)[0]
-    )
 
 
 async def _watch(dashboard: Phone, resolved: set[int]) -> None:
@@ -59,7 +48,7 @@ async def _pair(first, second, count: int) -> list[int]:
     played = []
     for _ in range(count):
         await act_ok(a, action="challenge.open", defender=str(b_char.pk), bid="physical:Strong")
-        pk = await _newest(a_char)
+        pk = await newest_challenge(a_char)
         await act_ok(b, action="challenge.bid", challenge=pk, bid="Tough")
         await act_ok(a, action="challenge.throw", challenge=pk, throw="rock")
         await act_ok(b, action="challenge.throw", challenge=pk, throw="scissors")

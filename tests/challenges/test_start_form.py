@@ -4,10 +4,20 @@ when she must bid two (``met_classic`` Bruised or Wounded, seeds/000
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from django.template import engines
 from django.template.loader import render_to_string
 
-from challenges.views.phone import play_context, start_options
+from challenges.rules import Category, HealthLevel
+from challenges.views.phone import (
+    play_context,
+    sheet_oob,
+    start_bids_key,
+    start_options,
+)
+from challenges.views.shared import shared_renders
 from characters.models import Presence
 from characters.services import character_sheet
 
@@ -64,24 +74,50 @@ def test_without_a_session_the_form_offers_one_bid_and_no_surprise(game):
 
 @pytest.mark.django_db
 def test_the_bid_buttons_sent_with_a_changed_sheet_still_ask_two_traits(game):
-    """play_sheet_oob.html (a card's move changed her Traits at risk) is
-    rendered with start_options, as the consumer does: the rule is the
-    ruleset's (rules.bids_required), not copied into the template."""
+    """views.sheet_oob (a card's move changed her Traits at risk) renders
+    with start_options: the rule is the ruleset's (rules.bids_required), not
+    copied into the template."""
     _hurt(game, 1)
     sheet = character_sheet(game["grady"], game["session"])
-    html = render_to_string(
-        "challenges/play_sheet_oob.html",
-        {"sheet": sheet, "session": game["session"], **start_options(sheet)},
-    )
+    html = sheet_oob(sheet)
     assert "Bruised: bid two Traits, then tap Challenge." in html
     assert 'name="category" value="physical"' in html
     game["chronicle"].ruleset = "ukm"
     game["chronicle"].save()
     sheet = character_sheet(game["grady"], type(game["session"]).objects.get())
-    html = render_to_string(
-        "challenges/play_sheet_oob.html", {"sheet": sheet, **start_options(sheet)}
-    )
+    html = sheet_oob(sheet)
     assert "bid two" not in html and "Challenge with Tough (Physical)" in html
+
+
+#: What ``play_sheet_oob.html`` was before ``views.sheet_oob`` kept the bid buttons.
+OLD_SHEET_OOB = engines["django"].from_string(
+    '{% include "challenges/_sheet.html" with oob=True %}'
+    '{% include "challenges/_start_bids.html" with oob=True %}\n'
+)
+
+
+@pytest.mark.django_db
+def test_the_sheet_sent_with_a_card_is_byte_for_byte_what_it_was(game):
+    """views.sheet_oob renders the bid buttons once per start_bids_key: for
+    sheets whose buttons are alike (at risk, still free) or not (none free,
+    two to bid, counts shown), in turn, it sends what play_sheet_oob.html did."""
+    base = character_sheet(game["helen"], game["session"])
+    sheets = []
+    for health in (HealthLevel.HEALTHY, HealthLevel.BRUISED):
+        sheet = replace(base, health=health)
+        quick = sheet.with_risk(90, Category.PHYSICAL, [(None, "Quick")])
+        both = quick.with_risk(91, Category.PHYSICAL, [(None, "Ferocious"), (None, "Ferocious")])
+        sheets += [sheet, quick, both, sheet]
+    shared_renders.items.clear()
+    keys = []
+    for sheet in sheets:
+        options = start_options(sheet)
+        keys.append(start_bids_key(sheet, options))
+        old = OLD_SHEET_OOB.render({"sheet": sheet, "session": game["session"], **options})
+        assert sheet_oob(sheet) == old
+    assert "Bruised: bid two Traits" in sheet_oob(sheets[-1])
+    assert keys[0] == keys[1] != keys[2]  # a copy at risk, another still free: the same buttons
+    assert keys[4] != keys[5]  # two to bid: the free copies are counted
 
 
 @pytest.mark.django_db

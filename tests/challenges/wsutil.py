@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from sesame.utils import get_token
 
+from challenges.models import Challenge
 from narrator.asgi import application
 
 #: Seconds a socket may take to open or answer before the test fails: a bound on
@@ -138,3 +139,13 @@ async def act_refused(communicator: WebsocketCommunicator, **message) -> str:
     reply, _ = await act(communicator, **message)
     assert reply.get("type") == "error", reply
     return reply["message"]
+
+
+@database_sync_to_async
+def newest_challenge(challenger) -> int:
+    """The id of ``challenger``'s latest challenge."""
+    return (
+        Challenge.objects.filter(challenger=challenger)
+        .order_by("-id")
+        .values_list("id", flat=True)[0]
+    )
