@@ -920,9 +920,14 @@ class SharedRenders:
     key may also be everything a rendering shows (a phone's bid buttons,
     ``views.phone.start_bids_key``; a category of her sheet,
     ``templatetags.sheets``): the same key, the same bytes.
+
+    ``size`` (entries): 16,384 holds a 1,500-phone evening's sheet
+    categories (three per phone) and bid buttons with room for the
+    challenges' renders; at ~1 kB an entry, ~16 MB at most. Fewer would
+    evict the phones' own entries before they are used again.
     """
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 16384) -> None:
         self.size = size
         self.items: OrderedDict[tuple, Any] = OrderedDict()
 
