@@ -153,6 +153,49 @@ WHERE s.id = %(session)s
 """
 
 
+# What a dashboard's ``challenges`` and ``roster`` parts sum, row by row (issue
+# 14: a dashboard behind the database is repaired row by row, not by a whole
+# view): the challenges it lists, in _DASHBOARD_SQL's order, and the characters
+# on its roster with what its roster row shows.
+_LISTING_SQL = """
+SELECT id, version FROM {challenge} WHERE session_id = %(session)s
+ORDER BY CASE WHEN stage = 'resolved' THEN 1 ELSE 0 END,
+  CASE WHEN stage = 'resolved' THEN NULL ELSE stage_since END,
+  stage_since DESC, id DESC
+LIMIT %(limit)s
+"""
+
+_ROSTER_ROWS_SQL = """
+SELECT p.character_id, p.health,
+  (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = p.session_id
+     AND l.character_id = p.character_id),
+  CASE WHEN p.status = 'break' THEN 1 ELSE 0 END
+FROM {presence} p WHERE p.session_id = %(session)s AND p.status <> 'absent'
+"""
+
+
+def dashboard_rows(
+    session_id: int, limit: int
+) -> tuple[dict[int, int], dict[int, tuple[int, int, int]]]:
+    """What a dashboard's ``challenges`` and ``roster`` parts are sums of
+    (two queries): ``({challenge id: version}`` of the ``limit`` challenges
+    it lists``, {character id: (health, Traits lost in the session, on a
+    break 0/1)}`` of the characters on its roster``)``. The parts of
+    :func:`dashboard_parts` read at the same moment are
+    :func:`challenges_tally_part` and :func:`roster_part` of these."""
+    tables = _tables()
+    params = {"session": session_id, "limit": limit}
+    with connection.cursor() as cursor:
+        cursor.execute(_LISTING_SQL.format(**tables), params)
+        listed = {pk: int(version) for pk, version in cursor.fetchall()}
+        cursor.execute(_ROSTER_ROWS_SQL.format(**tables), params)
+        roster = {
+            pk: (int(health), int(lost), int(on_break))
+            for pk, health, lost, on_break in cursor.fetchall()
+        }
+    return listed, roster
+
+
 def _row(sql: str, params: dict) -> tuple[int, ...] | None:
     with connection.cursor() as cursor:
         cursor.execute(sql.format(**_tables()), params)

@@ -334,7 +334,15 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 # such ping cost a whole view, which fed the load).
                 self._recheck_later()
                 return
+            if recheck and await self.repair():
+                return
         await self.send_view()
+
+    async def repair(self) -> bool:
+        """Bring a screen the recheck still found behind the database up to
+        date with less than its whole view, and answer the ping; True if it
+        did (here: never, the whole view goes)."""
+        return False
 
     def _recheck_later(self) -> None:
         """In ``settings.HEARTBEAT_RECHECK_SECONDS``, put a ``heartbeat.recheck``

@@ -101,6 +101,9 @@ class NarrateConsumer(RollActions, BaseConsumer):
         # session opens, a missed session.changed is repaired on the next ping.
         self.shown_open = session.ended_at is None
         self.known = heartbeat.Tally(1)  # challenge id -> (version shown,)
+        # The rows the last repair sent (``repair``), at the versions read; none
+        # since the last whole view.
+        self.repaired: tuple[dict[int, int], dict[int, tuple]] = ({}, {})
         self.places = views.Placement()  # challenge id -> views.dashboard_place()
         # character id -> (health, lost, on a break)
         self.known_roster = heartbeat.Tally(3)
@@ -126,7 +129,11 @@ class NarrateConsumer(RollActions, BaseConsumer):
 
     @property
     def stamp(self) -> str:
-        """The stamp of what this dashboard shows now: its challenges and
+        """The stamp of what this dashboard shows now (:meth:`shown_parts`)."""
+        return heartbeat.digest(self.shown_parts())
+
+    def shown_parts(self) -> heartbeat.Parts:
+        """The parts of what this dashboard shows now: its challenges and
         roster parts from what it placed (``heartbeat.Tally``), once fed."""
         parts = self.stamp_parts
         if self.fed:
@@ -135,7 +142,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
                 parts["challenges"] = heartbeat.challenges_tally_part(self.known)
             if "roster" in self.fed:
                 parts["roster"] = heartbeat.roster_tally_part(self.known_roster)
-        return heartbeat.digest(parts)
+        return parts
 
     async def answer_heartbeat(self, message: dict, recheck: bool = False) -> None:
         """``BaseConsumer.answer_heartbeat``, but a ping echoing the last stamp
@@ -155,6 +162,60 @@ class NarrateConsumer(RollActions, BaseConsumer):
             message = {**message, "v": self.stamp}
         await super().answer_heartbeat(message, recheck)
 
+    async def repair(self) -> bool:
+        """A dashboard the recheck still found behind the database gets the
+        rows it shows out of date, not its whole view (issue 14: at 1,500
+        characters a whole view costs ~0.5 s, and under load nearly every
+        ping of a dashboard found it a tick behind). The challenges it lists
+        and the characters on its roster are read row by row
+        (``heartbeat.dashboard_rows``); each row it shows at another version,
+        or lacks, goes to the feed as if its event had come, and the feed's
+        next tick sends them, read after this read; then ``pong``. The whole
+        view goes instead (False) when the difference is elsewhere (Time
+        out, mob scenes, combats, rolls: their frames are whole already),
+        when someone came to or left the roster, when no row differs (the sums do:
+        something this cannot see), and when a row the last repair sent is
+        still found at the same version (the repair did not take)."""
+        rows_feed = getattr(self, "rows_feed", None)
+        if rows_feed is None:
+            return False
+        # What the screen shows, copied here: the feed changes it on this loop.
+        shown = (self.shown_parts(), dict(self.known.rows), dict(self.known_roster.rows))
+        stale = await database_sync_to_async(self._stale_rows)(*shown)
+        last_challenges, last_characters = self.repaired
+        if (
+            stale is None
+            or any(last_challenges.get(pk) == v for pk, v in stale[0].items())
+            or any(last_characters.get(pk) == e for pk, e in stale[1].items())
+        ):
+            return False
+        self.repaired = challenges, characters = stale
+        for pk in challenges:
+            rows_feed.challenge_changed(pk, None)
+        for pk in characters:
+            rows_feed.character_changed(pk)
+        await rows_feed.flushed()
+        await self.send_json({"type": "pong"})
+        return True
+
+    def _stale_rows(
+        self, shown: heartbeat.Parts, known: dict[int, tuple], known_roster: dict[int, tuple]
+    ) -> tuple[dict[int, int], dict[int, tuple]] | None:
+        """The challenges (``{id: version}``) and characters (``{id: roster
+        entry}``) whose rows a dashboard showing ``shown`` parts, ``known``
+        challenge versions and ``known_roster`` entries has out of date, as
+        read now; None when a row-by-row repair cannot bring it up to date
+        (see :meth:`repair`). Runs on the database thread."""
+        now = self._parts()
+        if any(now.get(k) != shown.get(k) for k in {*now, *shown} - {"challenges", "roster"}):
+            return None
+        listed, roster = heartbeat.dashboard_rows(self.session.pk, views.DASHBOARD_LIMIT)
+        if roster.keys() != known_roster.keys():
+            return None  # someone came or left: the static/simple choices change too
+        challenges = {pk: v for pk, v in listed.items() if known.get(pk) != (v,)}
+        characters = {pk: e for pk, e in roster.items() if known_roster.get(pk) != e}
+        return (challenges, characters) if challenges or characters else None
+
     def _parts(self) -> heartbeat.Parts:
         parts = heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
         if self.combat_rounds and parts:
@@ -172,6 +233,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         """The whole dashboard; ``with_choices``: also the static challenge's
         and simple test's character choices (who is here changed)."""
         self.view_read = feeds.next_read()
+        self.repaired = ({}, {})
         self.stamp_parts = self._parts()  # before rendering, as on a phone
         self.fed = set()
         context = views.dashboard_context(self.session)

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from challenges import services, views
 from challenges.consumers import feed
-from challenges.models import Challenge
+from challenges.models import Challenge, TraitLoss
 from challenges.views.dashboard import _SECTIONS
+from characters.models import GameSession, Presence
 from tests.challenges.wsutil import act, expect
 from tests.factories import opposed_challenge
 from tests.faults.phones import Phone, current_dashboard_stamp, split_stamp
@@ -281,17 +282,87 @@ async def test_a_ping_while_rows_wait_for_the_tick_gets_them_then_pong(game, set
     await _as_fresh(dashboard, session)
 
 
-async def test_a_ping_after_a_lost_broadcast_gets_the_whole_view(game, settings):
+async def _lost_move(challenge) -> None:
+    """A move of ``challenge`` whose broadcast was lost: the feed has nothing to wait for."""
+    await database_sync_to_async(Challenge.objects.filter(pk=challenge.pk).update)(
+        version=F("version") + 1
+    )
+
+
+async def test_a_ping_after_a_lost_broadcast_gets_the_row_repaired_then_pong(game, settings):
+    """Issue 14: not the whole view (~0.5 s at 1,500 characters): the rows
+    the screen shows at another version than the database's."""
     settings.DASHBOARD_TICK_SECONDS = 0.05
     session = game["session"]
     challenge = await database_sync_to_async(opposed_challenge)(
         session, game["helen"], game["grady"], bid="Ferocious"
     )
     dashboard = await _dashboard(game)
-    # A move whose broadcast was lost: the feed has nothing to wait for.
-    await database_sync_to_async(Challenge.objects.filter(pk=challenge.pk).update)(
-        version=F("version") + 1
-    )
+    await _lost_move(challenge)
+    row, answer = await _ping(dashboard)
+    assert ROW.findall(row) == [str(challenge.pk)] and WHOLE_VIEW not in row
+    assert json.loads(answer) == {"type": "pong"}
+    await _as_fresh(dashboard, session)
+
+
+async def test_a_lost_trait_loss_is_repaired_by_her_roster_row(game, settings):
+    settings.DASHBOARD_TICK_SECONDS = 0.05
+    session, helen = game["session"], game["helen"]
+    dashboard = await _dashboard(game)
+
+    @database_sync_to_async
+    def lose_one() -> None:  # a loss written with no broadcast
+        TraitLoss.objects.create(session=session, character=helen, trait=helen.traits.first())
+
+    await lose_one()
+    row, answer = await _ping(dashboard)
+    assert f'id="roster-{helen.pk}"' in row and WHOLE_VIEW not in row
+    assert json.loads(answer) == {"type": "pong"}
+    await _as_fresh(dashboard, session)
+
+
+@database_sync_to_async
+def _time_out_unannounced(session) -> None:
+    GameSession.objects.filter(pk=session.pk).update(time_out=True)
+
+
+@database_sync_to_async
+def _departure_unannounced(session) -> None:
+    Presence.objects.filter(session=session, character__name="Grady").update(status="absent")
+
+
+@pytest.mark.parametrize(
+    "lost", [_time_out_unannounced, _departure_unannounced], ids=["time out", "a departure"]
+)
+async def test_a_lost_change_beyond_the_rows_gets_the_whole_view(game, settings, lost):
+    """Time out shows in the controls, a departure in the static/simple
+    choices too: no row repairs them."""
+    settings.DASHBOARD_TICK_SECONDS = 0.05
+    session = game["session"]
+    dashboard = await _dashboard(game)
+    await lost(session)
     (view,) = await _ping(dashboard)
     assert WHOLE_VIEW in view
+    await _as_fresh(dashboard, session)
+
+
+async def test_a_repair_that_did_not_take_is_followed_by_the_whole_view(
+    game, settings, monkeypatch
+):
+    """If the rows a repair sent never came (here: the feed renders nothing),
+    the next ping finds the same row at the same version and gets the whole view."""
+    settings.DASHBOARD_TICK_SECONDS = 0.05
+    session = game["session"]
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )
+    dashboard = await _dashboard(game)
+    await _lost_move(challenge)
+    render = feed.render_changes
+    monkeypatch.setattr(feed, "render_changes", lambda *args: feed.Changes(seq=render(*args).seq))
+    (answer,) = await _ping(dashboard)
+    assert json.loads(answer) == {"type": "pong"}
+    (view,) = await _ping(dashboard)
+    assert WHOLE_VIEW in view
+    monkeypatch.undo()
     await _as_fresh(dashboard, session)
