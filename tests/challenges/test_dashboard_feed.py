@@ -282,11 +282,17 @@ async def test_a_ping_while_rows_wait_for_the_tick_gets_them_then_pong(game, set
     await _as_fresh(dashboard, session)
 
 
-async def _lost_move(challenge) -> None:
-    """A move of ``challenge`` whose broadcast was lost: the feed has nothing to wait for."""
+async def _lost_move(game) -> tuple[Phone, Challenge]:
+    """A dashboard connected after Helen challenged Grady, then a move of that
+    challenge whose broadcast was lost: the feed has nothing to wait for."""
+    challenge = await database_sync_to_async(opposed_challenge)(
+        game["session"], game["helen"], game["grady"], bid="Ferocious"
+    )
+    dashboard = await _dashboard(game)
     await database_sync_to_async(Challenge.objects.filter(pk=challenge.pk).update)(
         version=F("version") + 1
     )
+    return dashboard, challenge
 
 
 async def test_a_ping_after_a_lost_broadcast_gets_the_row_repaired_then_pong(game, settings):
@@ -294,11 +300,7 @@ async def test_a_ping_after_a_lost_broadcast_gets_the_row_repaired_then_pong(gam
     the screen shows at another version than the database's."""
     settings.DASHBOARD_TICK_SECONDS = 0.05
     session = game["session"]
-    challenge = await database_sync_to_async(opposed_challenge)(
-        session, game["helen"], game["grady"], bid="Ferocious"
-    )
-    dashboard = await _dashboard(game)
-    await _lost_move(challenge)
+    dashboard, challenge = await _lost_move(game)
     row, answer = await _ping(dashboard)
     assert ROW.findall(row) == [str(challenge.pk)] and WHOLE_VIEW not in row
     assert json.loads(answer) == {"type": "pong"}
@@ -353,11 +355,7 @@ async def test_a_repair_that_did_not_take_is_followed_by_the_whole_view(
     the next ping finds the same row at the same version and gets the whole view."""
     settings.DASHBOARD_TICK_SECONDS = 0.05
     session = game["session"]
-    challenge = await database_sync_to_async(opposed_challenge)(
-        session, game["helen"], game["grady"], bid="Ferocious"
-    )
-    dashboard = await _dashboard(game)
-    await _lost_move(challenge)
+    dashboard, challenge = await _lost_move(game)
     render = feed.render_changes
     monkeypatch.setattr(feed, "render_changes", lambda *args: feed.Changes(seq=render(*args).seq))
     (answer,) = await _ping(dashboard)
