@@ -26,7 +26,9 @@ what the screen shows changes:
   12) also ``combat`` on both (the combats it shows, :data:`COMBATS_SHOWN`
   at most: count, sum of ``Combat.version``), from its own query, so a MET
   screen's stamp costs nothing more; for a chronicle that rolls dice pools
-  (``storytelling``, issue 13) likewise ``fight`` (its Storytelling fights).
+  (``storytelling``, issue 13) likewise ``fight`` (its Storytelling fights)
+  and ``roll`` (:func:`rolls_part`: all her rolls on a phone; on a dashboard
+  the ``views.ROLLS_SHOWN`` newest of the session, the ones it lists).
 
 ``Challenge.version`` only grows and every move bumps it, so a sum of versions
 changes on every move. A consumer that sends a partial frame (one dashboard row,
@@ -612,15 +614,20 @@ def combats_shown_part(combats) -> tuple[int, int]:
     return mob_part(combats)
 
 
-def rolls_part(session_id: int, character_id: int | None = None) -> tuple[int, int, int]:
+def rolls_part(
+    session_id: int, character_id: int | None = None, *, shown: int | None = None
+) -> tuple[int, int, int]:
     """The ``roll`` part (issue 13, storytelling rolls) read from the database
     (one query): the session's rolls (hers, as roller or opponent, on her
-    phone): count, sum of ``DiceRoll.version``, highest id. Only screens of a
-    chronicle that rolls dice pools ask for it."""
+    phone; the ``shown`` newest, a dashboard's ``views.ROLLS_SHOWN``):
+    count, sum of ``DiceRoll.version``, highest id, as
+    :func:`challenges_tally_part` gives of a :class:`Tally` of the rolls a
+    screen shows. Only screens of a chronicle that rolls dice pools ask for it."""
     rows = DiceRoll.objects.filter(session_id=session_id)
     if character_id is not None:
         rows = rows.filter(Q(character_id=character_id) | Q(opponent_id=character_id))
-    versions = dict(rows.values_list("pk", "version"))
+    pairs = rows.values_list("pk", "version")
+    versions = dict(pairs[:shown] if shown is not None else pairs)
     return (len(versions), sum(versions.values()), max(versions, default=0))
 
 

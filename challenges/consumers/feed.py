@@ -64,30 +64,52 @@ def roster_entry(entry) -> tuple[int, int, int]:
 
 
 @dataclass
+class RollChanges:
+    """Issue 14: a flush's storytelling rolls for the dashboards' roll lists:
+    ``listed``, ``(id, version)`` of the rolls a fresh dashboard lists, in
+    order; ``cards``, ``{id: _roll_dashboard_card.html}`` of those that may
+    have changed (``views.dashboard_roll_changes``), rendered once for all."""
+
+    listed: list[tuple[int, int]]
+    cards: dict[int, str]
+
+
+@dataclass
 class Changes:
     """One flush's rows, read after read number ``seq``.
 
     ``rows``: ``(challenge id, row html, version, views.dashboard_place())``
     per changed challenge of the session; ``roster``: ``(character id,
     roster_entry(), {insert: html})`` per changed character on the roster
-    (``html[True]`` only for a character some dashboard did not show)."""
+    (``html[True]`` only for a character some dashboard did not show);
+    ``rolls``: the roll list's changes (:class:`RollChanges`; None: none)."""
 
     seq: int
     rows: list[tuple[int, str, int, tuple]] = field(default_factory=list)
     roster: list[tuple[int, tuple[int, int, int], dict[bool, str]]] = field(default_factory=list)
+    rolls: RollChanges | None = None
 
 
 def render_changes(
-    session, challenges: dict[int, int | None], characters: dict[int, None], inserts: set[int]
+    session,
+    challenges: dict[int, int | None],
+    characters: dict[int, None],
+    inserts: set[int],
+    rolls: dict[int, None] | None = None,
 ) -> Changes:
     """The rows of ``challenges`` (``{id: newest version noted}``, None: read
     anew) and of ``characters`` (ids) of ``session``, each rendered once;
     roster rows also as an insertion for the ids in ``inserts``. Rows not of
-    the session, characters not on its roster are left out. Runs on the
-    database thread: a query per challenge not kept by ``committed_rows`` at
-    that version, and those of ``views.roster_rows_context`` once for all
-    the characters."""
+    the session, characters not on its roster are left out. Issue 14: with
+    ``rolls`` (ids of storytelling rolls changed), or characters changed in
+    a chronicle that rolls dice pools, the roll list's :class:`RollChanges`.
+    Runs on the database thread: a query per challenge not kept by
+    ``committed_rows`` at that version, those of
+    ``views.roster_rows_context`` once for all the characters, those of
+    ``views.dashboard_roll_changes`` once for the rolls."""
     changes = Changes(seq=next_read())
+    if rolls or (characters and session.chronicle.has_dice_pools):
+        changes.rolls = render_rolls(session, set(rolls or ()), set(characters))
     for pk, version in challenges.items():
         context = views.dashboard_row_context(session, pk, version=version)
         if context is None:
@@ -102,6 +124,22 @@ def render_changes(
             html[insert] = render_to_string("challenges/_roster_row_oob.html", context)
         changes.roster.append((pk, roster_entry(context["entry"]), html))
     return changes
+
+
+def render_rolls(session, rolls: set[int], characters: set[int]) -> RollChanges:
+    """:class:`RollChanges` after ``rolls`` or ``characters`` (ids) changed
+    (``views.dashboard_roll_changes``), each card rendered once."""
+    rows, cards = views.dashboard_roll_changes(session, rolls, characters)
+    choices = views.roll_choices()
+    return RollChanges(
+        listed=[(row.pk, row.version) for row in rows],
+        cards={
+            card.pk: render_to_string(
+                "challenges/_roll_dashboard_card.html", {"card": card, **choices}
+            )
+            for card in cards
+        },
+    )
 
 
 def row_frame(row_html: str, where: str, remove: list[int]) -> str:
@@ -130,6 +168,7 @@ class DashboardFeed:
         self.dashboards: dict[Any, None] = {}  # NarrateConsumer -> None, in joining order
         self.challenges: dict[int, int | None] = {}
         self.characters: dict[int, None] = {}
+        self.rolls: dict[int, None] = {}  # issue 14: storytelling rolls changed
         self.task: asyncio.Task | None = None
         # Done once the changes noted so far are delivered; of the flush under way.
         self.next_flush: asyncio.Future | None = None
@@ -161,6 +200,11 @@ class DashboardFeed:
         self.characters[character_id] = None
         self._start()
 
+    def roll_changed(self, roll_id: int) -> None:
+        """Storytelling roll ``roll_id`` changed (issue 14): the roll list's cards."""
+        self.rolls[roll_id] = None
+        self._start()
+
     def _start(self) -> None:
         loop = asyncio.get_running_loop()
         if self.task is not None and (self.task.done() or self.task.get_loop() is not loop):
@@ -172,12 +216,13 @@ class DashboardFeed:
 
     def busy(self) -> bool:
         """Changes are noted or a flush is under way (their rows not all sent)."""
-        return bool(self.challenges or self.characters or self.in_flight)
+        return bool(self.challenges or self.characters or self.rolls or self.in_flight)
 
     async def flushed(self) -> None:
         """Wait until every change noted so far has been sent to this feed's
         dashboards (at once if none): at most a tick and a flush."""
-        waiting = self.next_flush if self.challenges or self.characters else self.in_flight
+        noted = self.challenges or self.characters or self.rolls
+        waiting = self.next_flush if noted else self.in_flight
         if waiting is not None:
             await asyncio.shield(waiting)
 
@@ -185,13 +230,14 @@ class DashboardFeed:
         """Flush once per tick while changes keep coming; one flush at a time,
         so each dashboard gets its frames in the order they were read."""
         try:
-            while self.challenges or self.characters:
+            while self.challenges or self.characters or self.rolls:
                 await asyncio.sleep(tick_seconds())
                 challenges, self.challenges = self.challenges, {}
                 characters, self.characters = self.characters, {}
+                rolls, self.rolls = self.rolls, {}
                 self.in_flight, self.next_flush = self.next_flush, None
                 try:
-                    await self._flush(challenges, characters)
+                    await self._flush(challenges, characters, rolls)
                 finally:
                     if self.in_flight is not None and not self.in_flight.done():
                         self.in_flight.set_result(None)
@@ -200,14 +246,19 @@ class DashboardFeed:
             self.task = None
             self._forget()
 
-    async def _flush(self, challenges: dict[int, int | None], characters: dict[int, None]) -> None:
+    async def _flush(
+        self,
+        challenges: dict[int, int | None],
+        characters: dict[int, None],
+        rolls: dict[int, None],
+    ) -> None:
         dashboards = list(self.dashboards)
         if not dashboards:
             return
         inserts = {pk for pk in characters if any(pk not in d.known_roster for d in dashboards)}
         try:
             changes = await database_sync_to_async(render_changes)(
-                self.session, challenges, characters, inserts
+                self.session, challenges, characters, inserts, rolls
             )
         except Exception:  # noqa: BLE001 - the heartbeat repairs the screens
             log.exception("rendering the dashboards' changed rows failed")

@@ -113,6 +113,11 @@ class NarrateConsumer(RollActions, BaseConsumer):
         # The stamp's challenges (roster) part comes from the tally once a feed
         # placed a challenge (roster) row; until then from the database, as the view's.
         self.fed: set[str] = set()
+        # Issue 14: the rolls its roll list shows, in order, and their versions
+        # (the stamp's roll part), and feeds.next_read() of the list shown.
+        self.rolls_listed: list[int] = []
+        self.rolls_known = heartbeat.Tally(1)
+        self.rolls_read = 0
         await self.join(
             narrators_group(session.pk),
             session_group(session.pk),
@@ -142,6 +147,8 @@ class NarrateConsumer(RollActions, BaseConsumer):
                 parts["challenges"] = heartbeat.challenges_tally_part(self.known)
             if "roster" in self.fed:
                 parts["roster"] = heartbeat.roster_tally_part(self.known_roster)
+        if self.dice_pools:  # the rolls it lists, the same part as rolls_part's
+            parts = {**parts, "roll": heartbeat.challenges_tally_part(self.rolls_known)}
         return parts
 
     async def answer_heartbeat(self, message: dict, recheck: bool = False) -> None:
@@ -221,7 +228,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         if self.combat_rounds and parts:
             parts["combat"] = heartbeat.combat_part(self.session.pk)
         if self.dice_pools and parts:
-            parts["roll"] = heartbeat.rolls_part(self.session.pk)
+            parts["roll"] = heartbeat.rolls_part(self.session.pk, shown=views.ROLLS_SHOWN)
             parts["fight"] = heartbeat.fight_part(self.session.pk)
         return parts
 
@@ -249,6 +256,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         self.known_roster = heartbeat.Tally(
             3, {e.character.pk: feeds.roster_entry(e) for e in context["roster"]}
         )
+        self._keep_rolls(context["rolls"])
         html = render_to_string("challenges/narrate_live.html", context)
         if with_choices:
             html += render_to_string("challenges/_character_choices_oob.html", context)
@@ -275,8 +283,40 @@ class NarrateConsumer(RollActions, BaseConsumer):
         async with self.frames:
             if self.view_read > changes.seq:
                 return  # the view shown was read later: it shows all of this
-            if html := self._place(changes):
+            html = self._place(changes)
+            # Issue 14: the rolls' cards rendered once for every dashboard,
+            # unless the list shown was read later; else the whole list.
+            if changes.rolls is not None and self.dice_pools and changes.seq > self.rolls_read:
+                rolls = self._place_rolls(changes.rolls)
+                html += rolls if rolls is not None else await self._render_rolls()
+            if html:
                 await self.send_stamped(html)
+
+    def _place_rolls(self, rolls: feeds.RollChanges) -> str | None:
+        """The frame that brings its roll list to ``rolls.listed``
+        (``views.place_rolls``: changed cards replaced or put in their place,
+        the oldest beyond ``views.ROLLS_SHOWN`` taken away), its tally
+        updated; None when only the whole list can (then unchanged)."""
+        listed = [pk for pk, _ in rolls.listed]
+        placed = views.place_rolls(
+            self.rolls_listed, listed, rolls.cards, "roll-dashboard", empty=True
+        )
+        if placed is None:
+            return None
+        frame, self.rolls_listed = placed
+        versions = dict(rolls.listed)
+        for pk in list(self.rolls_known.rows):
+            if pk not in versions:
+                self.rolls_known.pop(pk)
+        for pk in rolls.cards:
+            if pk in versions:
+                self.rolls_known[pk] = (versions[pk],)
+        return frame
+
+    def _keep_rolls(self, cards) -> None:
+        """Remember the roll cards its list shows (``views.RollCard``, in order)."""
+        self.rolls_listed = [card.pk for card in cards]
+        self.rolls_known = heartbeat.Tally(1, {card.pk: (card.version,) for card in cards})
 
     def _place(self, changes: feeds.Changes) -> str:
         """The frame of ``changes`` for this dashboard, its tallies updated:
@@ -679,14 +719,21 @@ class NarrateConsumer(RollActions, BaseConsumer):
     # issue 13: storytelling rolls ----------------------------------------------
     @database_sync_to_async
     def _render_rolls(self) -> str:
-        """The session's rolls, out of band (``_roll_dashboard.html``), stamped first."""
-        self.stamp_parts = {**self.stamp_parts, "roll": heartbeat.rolls_part(self.session.pk)}
-        context = views.dashboard_rolls(self.session)
-        return render_to_string("challenges/_roll_dashboard.html", {**context, "oob": True})
+        """The session's rolls, out of band (``_roll_dashboard.html``): the
+        whole list, when its changed cards cannot say it (one query, four
+        more for the sheets of rolls waiting)."""
+        self.rolls_read = feeds.next_read()
+        cards = views.roll_cards(
+            views.dashboard_roll_rows(self.session), self.session, me=None, narrator=True
+        )
+        self._keep_rolls(cards)
+        context = {"rolls": cards, "oob": True, **views.roll_choices()}
+        return render_to_string("challenges/_roll_dashboard.html", context)
 
     async def roll_updated(self, event: dict) -> None:
+        """A roll changed: its card goes out with the feed's next tick."""
         if self.dice_pools and event.get("session_id") == self.session.pk:
-            await self.send_stamped(await self._render_rolls())
+            self.rows_feed.roll_changed(event["roll_id"])
 
     def _character(self, character_id: int):
         return views.character_in_session(self.session, character_id)

@@ -106,6 +106,10 @@ class PlayConsumer(RollActions, BaseConsumer):
     #: Her sheet rolls dice pools (storytelling, issue 13): learnt on the first
     #: render; the stamp then has ``roll`` and ``fight`` parts.
     dice_pools = False
+    #: Issue 14: the rows her roll list is drawn from (``views.Kept``; None:
+    #: not known, e.g. resumed without a render) and its cards' ids in order.
+    roll_window: list | None = None
+    rolls_listed: list[int] = []
 
     async def connect(self) -> None:
         await self.accept()
@@ -213,6 +217,7 @@ class PlayConsumer(RollActions, BaseConsumer):
             self.stamp_parts["fight"] = heartbeat.mob_part(context["fights"])
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
+        self._keep_rolls(context["roll_window"], context["rolls"])
         return render_to_string("challenges/play_live.html", context)
 
     @database_sync_to_async
@@ -831,6 +836,13 @@ class PlayConsumer(RollActions, BaseConsumer):
         )
 
     # issue 13: storytelling rolls ----------------------------------------------
+    def _keep_rolls(self, window, cards) -> None:
+        """Remember what her roll list shows: the rows it was drawn from
+        (``views.Kept`` of ``window``, ``views.phone_window``; None: not
+        known, the next change redraws the list) and the cards' ids in order."""
+        self.roll_window = None if window is None else [views.Kept.of(r) for r in window]
+        self.rolls_listed = [card.pk for card in cards]
+
     @database_sync_to_async
     def _render_rolls(self) -> str:
         """Her rolls, out of band (``_roll_phone.html``), stamped from the database first."""
@@ -838,14 +850,69 @@ class PlayConsumer(RollActions, BaseConsumer):
             **self.stamp_parts,
             "roll": heartbeat.rolls_part(self.session.pk, self.character.pk),
         }
-        rolls = views.phone_rolls(self.character, self.session)
+        window = views.phone_window(self.character, self.session)
+        rolls = views.phone_rolls(self.character, self.session, window)
+        self._keep_rolls(window, rolls)
         context = {"rolls": rolls, "oob": True, **views.roll_choices()}
         return render_to_string("challenges/_roll_phone.html", context)
 
+    @database_sync_to_async
+    def _render_roll(self, roll_id: int) -> str | None:
+        """Issue 14: the frame for one changed roll of hers: "" when her
+        screen already shows that version, None when only her whole list
+        can say it (not known what it shows, a roll older than the rolls
+        it is drawn from, or one it should list but does not), else
+        ``views.place_rolls``' frame: the roll's card
+        (``_roll_phone_card.html``) in its place, the cards it pushes off
+        taken away. Her stamp's ``roll`` part (all her rolls: count, sum of
+        versions, highest id) follows the change. One query (the row), four
+        more while it waits for a tap (the sheets its card draws)."""
+        window, part = self.roll_window, self.stamp_parts.get("roll")
+        if window is None or part is None or self.session is None:
+            return None
+        row = views.session_roll(self.session, roll_id)
+        if row is None or self.character.pk not in (row.character_id, row.opponent_id):
+            return None
+        kept = views.Kept.of(row)
+        count, total, top = part
+        old = next((k for k in window if k.pk == row.pk), None)
+        if old is not None:
+            if old.version >= row.version:
+                return ""
+            total += row.version - old.version
+            window = [kept if k.pk == row.pk else k for k in window]
+        elif len(window) < views.PHONE_WINDOW or kept.key > window[-1].key:
+            # Newer than the oldest of her window, which holds every roll of hers
+            # since: a roll her screen never had.
+            count, total, top = count + 1, total + row.version, max(top, row.pk)
+            window = sorted([*window, kept], reverse=True)[: views.PHONE_WINDOW]
+        else:
+            return None  # older than her window: its version before is not known
+        listed = [k.pk for k in views.phone_shown(window)]
+        cards = {}
+        if row.pk in listed:
+            (card,) = views.roll_cards([row], self.session, me=self.character.pk, narrator=False)
+            cards[row.pk] = render_to_string(
+                "challenges/_roll_phone_card.html", {"card": card, **views.roll_choices()}
+            )
+        placed = views.place_rolls(self.rolls_listed, listed, cards, "rolls", empty=False)
+        if placed is None:
+            return None
+        frame, self.rolls_listed = placed
+        self.roll_window = window
+        self.stamp_parts = {**self.stamp_parts, "roll": (count, total, top)}
+        return frame
+
     async def roll_updated(self, event: dict) -> None:
+        """Only her phones hear it (``services.rolls._save``: the roller's and
+        the opponent's groups): that roll's card, or her whole list."""
         if self.session is None or event.get("session_id") != self.session.pk:
             return
-        await self.send_stamped(await self._render_rolls())
+        html = await self._render_roll(event["roll_id"])
+        if html is None:
+            html = await self._render_rolls()
+        if html:
+            await self.send_stamped(html)
 
     @database_sync_to_async
     def roll_make(self, message: dict, msg_id: str) -> None:

@@ -53,11 +53,21 @@ from challenges.views.phone import (
     sheet_oob,
 )
 from challenges.views.rolls import (
+    PHONE_WINDOW,
+    ROLLS_SHOWN,
+    Kept,
     RollCard,
+    dashboard_roll_changes,
+    dashboard_roll_rows,
     dashboard_rolls,
     phone_rolls,
+    phone_shown,
+    phone_window,
+    place_rolls,
     roll_card,
+    roll_cards,
     roll_choices,
+    session_roll,
 )
 from challenges.views.seats import character_in_session, narrated_session, player_seat
 from challenges.views.shared import (
@@ -82,11 +92,21 @@ from challenges.views.story_combat import (
 )
 
 __all__ = [
+    "PHONE_WINDOW",
+    "ROLLS_SHOWN",
+    "Kept",
     "RollCard",
+    "dashboard_roll_changes",
+    "dashboard_roll_rows",
     "dashboard_rolls",
     "phone_rolls",
+    "phone_shown",
+    "phone_window",
+    "place_rolls",
     "roll_card",
+    "roll_cards",
     "roll_choices",
+    "session_roll",
     "ATTACK_KINDS",
     "DAMAGE_TYPES",
     "FightView",

@@ -83,13 +83,14 @@ def play_context(
 
 
 def _story_rolls(character: Character, session: GameSession | None, sheet: Sheet) -> dict:
-    """Issue 13: her rolls tonight (``rolls``), who she may contest
+    """Issue 13: her rolls tonight (``rolls``; ``roll_window``: the rows
+    they were drawn from, ``rolls.phone_window``), who she may contest
     (``roll_opponents``: present characters but her) and the pool choices,
     for a sheet of dots only (none else, no query)."""
     if sheet.story is None:
-        return {"rolls": []}
+        return {"rolls": [], "roll_window": None}
     from challenges.views.dashboard import ON_ROSTER
-    from challenges.views.rolls import phone_rolls, roll_choices
+    from challenges.views.rolls import phone_rolls, phone_window, roll_choices
 
     others = []
     if session is not None:
@@ -99,7 +100,13 @@ def _story_rolls(character: Character, session: GameSession | None, sheet: Sheet
             .order_by("name")
             .values_list("pk", "name")
         )
-    return {"rolls": phone_rolls(character, session), "roll_opponents": others, **roll_choices()}
+    window = phone_window(character, session) if session is not None else []
+    return {
+        "rolls": phone_rolls(character, session, window),
+        "roll_window": window,
+        "roll_opponents": others,
+        **roll_choices(),
+    }
 
 
 def phone_combats(character: Character, session: GameSession | None, sheet: Sheet) -> list:

@@ -10,6 +10,7 @@ Read-only: :mod:`challenges.services.rolls` writes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from django.db.models import Q
 
@@ -175,27 +176,123 @@ def spec_words(spec: dict) -> str:
     return spec["attribute"] + (f" + {spec['skill']}" if spec.get("skill") else "")
 
 
-def _cards(rows: list[DiceRoll], session: GameSession, *, me: int | None, narrator: bool) -> list:
-    people = {c.pk: c for r in rows for c in (r.character, r.opponent) if c is not None}
+def roll_cards(
+    rows: list[DiceRoll], session: GameSession, *, me: int | None, narrator: bool
+) -> list[RollCard]:
+    """The :class:`RollCard` of each of ``rows`` (characters selected) for
+    one screen (``me``, ``narrator``: as :func:`roll_card`). The story sheets
+    are read only for the people of rows still waiting or going on (four
+    queries; none when every row is over: a finished roll's card draws
+    nothing of a sheet); the session's play instant only for an extended
+    action, its Time out read again (one query) while one goes on: a
+    screen's session may be older than its last Time out."""
+    if any(r.kind == DiceRoll.Kind.EXTENDED and not r.is_over for r in rows):
+        session.refresh_from_db(fields=["time_out", "time_out_since", "time_out_seconds"])
+    people = {
+        c.pk: c for r in rows if not r.is_over for c in (r.character, r.opponent) if c is not None
+    }
     sheets = story_sheets(list(people.values()), session) if people else {}
     now = play_now(session) if any(r.kind == DiceRoll.Kind.EXTENDED for r in rows) else None
     return [roll_card(r, sheets, me=me, narrator=narrator, now=now) for r in rows]
 
 
-def phone_rolls(character: Character, session: GameSession | None) -> list[RollCard]:
+PHONE_WINDOW = PHONE_DONE_SHOWN + 10
+"""Her newest rolls a phone's list is drawn from (:func:`phone_shown`)."""
+
+
+def phone_window(character: Character, session: GameSession) -> list[DiceRoll]:
+    """Her :data:`PHONE_WINDOW` newest rolls of ``session`` (as roller or
+    opponent), newest first, characters selected. One query."""
+    return list(
+        DiceRoll.objects.filter(session=session)
+        .filter(Q(character=character) | Q(opponent=character))
+        .select_related("character", "opponent")[:PHONE_WINDOW]
+    )
+
+
+class Kept(NamedTuple):
+    """What a phone keeps of a roll of her window (:func:`phone_window`):
+    ``key`` (its place: newest first by ``(created_at, id)``, as
+    ``DiceRoll.Meta.ordering``), ``pk``, ``version`` drawn, ``is_over``."""
+
+    key: tuple
+    pk: int
+    version: int
+    is_over: bool
+
+    @classmethod
+    def of(cls, row: DiceRoll) -> Kept:
+        return cls((row.created_at, row.pk), row.pk, row.version, row.is_over)
+
+
+def phone_shown(window: list) -> list:
+    """What a phone lists of her ``window`` (:func:`phone_window`, newest
+    first; anything with ``is_over``): those waiting or going on, then the
+    :data:`PHONE_DONE_SHOWN` latest results, each part newest first."""
+    waiting = [r for r in window if not r.is_over]
+    return waiting + [r for r in window if r.is_over][:PHONE_DONE_SHOWN]
+
+
+def phone_rolls(
+    character: Character, session: GameSession | None, window: list[DiceRoll] | None = None
+) -> list[RollCard]:
     """Her rolls tonight: those waiting for her (or going on), then her
-    :data:`PHONE_DONE_SHOWN` latest results, newest first. Five queries at
+    :data:`PHONE_DONE_SHOWN` latest results, newest first; drawn from
+    ``window`` (:func:`phone_window`, read here if None). Five queries at
     most; none without a session."""
     if session is None:
         return []
-    rows = list(
-        DiceRoll.objects.filter(session=session)
-        .filter(Q(character=character) | Q(opponent=character))
-        .select_related("character", "opponent")[: PHONE_DONE_SHOWN + 10]
+    if window is None:
+        window = phone_window(character, session)
+    return roll_cards(phone_shown(window), session, me=character.pk, narrator=False)
+
+
+def session_roll(session: GameSession, roll_id: int) -> DiceRoll | None:
+    """Roll ``roll_id`` of ``session``, characters selected (None: not of it). One query."""
+    return (
+        DiceRoll.objects.filter(pk=roll_id, session=session)
+        .select_related("character", "opponent")
+        .first()
     )
-    waiting = [r for r in rows if not r.is_over]
-    done = [r for r in rows if r.is_over][:PHONE_DONE_SHOWN]
-    return _cards(waiting + done, session, me=character.pk, narrator=False)
+
+
+def dashboard_roll_rows(session: GameSession) -> list[DiceRoll]:
+    """The :data:`ROLLS_SHOWN` newest rolls of ``session``, newest first,
+    characters selected: what a dashboard lists. One query."""
+    return list(
+        DiceRoll.objects.filter(session=session).select_related("character", "opponent")[
+            :ROLLS_SHOWN
+        ]
+    )
+
+
+def dashboard_roll_changes(
+    session: GameSession, rolls: set[int], characters: set[int]
+) -> tuple[list[DiceRoll], list[RollCard]]:
+    """What the dashboards' roll lists need after the rolls ``rolls`` (ids)
+    or the characters ``characters`` (ids: her Willpower or health, which a
+    waiting roll's card draws) changed: ``(rows, cards)``, the rows a
+    dashboard lists (:func:`dashboard_roll_rows`) and the cards of those of
+    them that may look different now: each of ``rolls``, and each still
+    waiting or going on that involves a character of ``rolls`` or
+    ``characters`` (a roll spends Willpower). Two queries, one more for
+    rolls of ``rolls`` not listed, and four for the sheets if a card
+    drawn is still waiting."""
+    rows = dashboard_roll_rows(session)
+    people = set(characters)
+    people.update(p for r in rows if r.pk in rolls for p in (r.character_id, r.opponent_id))
+    if unlisted := rolls - {r.pk for r in rows}:
+        for pair in DiceRoll.objects.filter(session=session, pk__in=unlisted).values_list(
+            "character_id", "opponent_id"
+        ):
+            people.update(pair)
+    people.discard(None)
+    drawn = [
+        r
+        for r in rows
+        if r.pk in rolls or (not r.is_over and {r.character_id, r.opponent_id} & people)
+    ]
+    return rows, roll_cards(drawn, session, me=None, narrator=True)
 
 
 def dashboard_rolls(session: GameSession) -> dict:
@@ -204,21 +301,70 @@ def dashboard_rolls(session: GameSession) -> dict:
     ``roll_characters``: present characters ``(id, name)``). Six queries at most."""
     from challenges.views.dashboard import ON_ROSTER
 
-    rows = list(
-        DiceRoll.objects.filter(session=session).select_related("character", "opponent")[
-            :ROLLS_SHOWN
-        ]
-    )
+    rows = dashboard_roll_rows(session)
     present = list(
         Character.objects.filter(presences__session=session, presences__status__in=ON_ROSTER)
         .order_by("name")
         .values_list("pk", "name")
     )
     return {
-        "rolls": _cards(rows, session, me=None, narrator=True),
+        "rolls": roll_cards(rows, session, me=None, narrator=True),
         "roll_characters": present,
         **roll_choices(),
     }
+
+
+def place_rolls(
+    shown: list[int], listed: list[int], cards: dict[int, str], section: str, *, empty: bool
+) -> tuple[str, list[int]] | None:
+    """The frame that turns a screen's roll list ``shown`` (ids, in screen
+    order) into ``listed`` (the ids a fresh render lists, in order), given
+    ``cards`` (``{id: the card's HTML}``, rendered for this screen: the rolls
+    that changed): ``(frame, listed)``, or None when only the whole list
+    can do it (a roll of ``listed`` neither shown nor in ``cards``, rolls
+    kept whose order differs, or ``empty``, the list's "no rolls" line, to
+    add or take away). In the frame, the cards of ``shown`` not in
+    ``listed`` are deleted; each of ``cards`` in ``listed`` replaces its
+    card in place (a bare card: htmx swaps it by id) or, shown elsewhere or
+    not at all, is deleted and put after its predecessor in ``listed``
+    (``afterend:#roll-ID``), or first in ``#section``. ``section``: the
+    list's element id ("rolls", "roll-dashboard")."""
+    wanted = set(listed)
+    kept = [pk for pk in shown if pk in wanted]
+    on_screen = set(kept)
+    if any(pk not in on_screen and pk not in cards for pk in listed):
+        return None
+    if [pk for pk in kept if pk not in cards] != [
+        pk for pk in listed if pk in on_screen and pk not in cards
+    ]:
+        return None
+    if empty and (not shown) != (not listed):
+        return None  # the "no rolls" line would have to come or go
+    parts = [
+        f'<article id="roll-{pk}" hx-swap-oob="delete"></article>'
+        for pk in shown
+        if pk not in wanted
+    ]
+    screen = kept
+    before = None
+    for pk in listed:
+        html = cards.get(pk)
+        if html is not None:
+            at = screen.index(pk) if pk in on_screen else -1
+            if at >= 0 and (screen[at - 1] if at else None) == before:
+                parts.append(html)
+            else:
+                if at >= 0:
+                    del screen[at]
+                    parts.append(f'<article id="roll-{pk}" hx-swap-oob="delete"></article>')
+                where = f"afterend:#roll-{before}" if before else f"afterbegin:#{section}"
+                screen.insert(screen.index(before) + 1 if before else 0, pk)
+                on_screen.add(pk)
+                parts.append(f'<div hx-swap-oob="{where}">{html}</div>')
+        before = pk
+    if screen != listed:  # not reached: every card was put after its predecessor
+        return None
+    return "".join(parts), screen
 
 
 def roll_choices() -> dict:

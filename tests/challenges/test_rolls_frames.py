@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 
 import pytest
 from channels.db import database_sync_to_async
@@ -15,8 +16,12 @@ from channels.db import database_sync_to_async
 from challenges import heartbeat
 from challenges.models import DiceRoll
 from challenges.services import rolls
-from tests.challenges.rolls_setup import scripted, story_evening
+from challenges.views import ROLLS_SHOWN
+from characters.models import Presence
+from tests.challenges.rolls_setup import make_mage, scripted, story_evening
 from tests.challenges.wsutil import act, connect, drain, expect
+from tests.factories import make_user
+from tests.faults.phones import Phone
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -261,4 +266,189 @@ async def test_after_a_roll_a_phones_and_the_dashboards_heartbeat_is_answered_po
     heartbeat_clock.advance(heartbeat.SNAPSHOT_SECONDS)
     await iris.send_json_to({"action": "ping"})
     assert "Iris: Wits again" in await iris.receive_from(timeout=30)
+    # The dashboard's stamp counts the rolls it lists (issue 14: kept from
+    # the cards it was sent): the same ping repairs it.
+    await board.send_json_to({"action": "ping"})
+    assert "Iris: Wits again" in await board.receive_from(timeout=30)
     await _close(iris, marcus, board)
+
+
+# Issue 14: a roll change sends that roll's card, not the whole list ----------------
+
+
+def _present_mage(night, name: str, player):
+    character = make_mage(night["chronicle"], name, player)
+    Presence.objects.create(session=night["session"], character=character)
+    return character
+
+
+async def _settled(*screens) -> None:
+    for screen in screens:
+        await screen.settle()
+
+
+async def _assert_current(screen: Phone) -> None:
+    """``screen`` shows what a fresh one shows, with the same stamp."""
+    fresh = Phone(screen.path, screen.user)
+    await fresh.connect()
+    await fresh.close()
+    assert screen.view == fresh.view
+    assert screen.stamp == fresh.stamp
+
+
+async def _roll_moves(screen: Phone, **message) -> None:
+    reply = await screen.act(uuid.uuid4().hex, **message)
+    assert reply.get("status") == "ok", reply
+
+
+async def test_roll_frames_leave_every_screen_as_a_fresh_one(night, monkeypatch):
+    """Contests opened and resisted (some with Willpower), rolls called and
+    made, an NPC resisting from the dashboard, open rolls, an extended action
+    and a contest left waiting while more than ``ROLLS_SHOWN`` rolls come
+    after it: after each, both phones and both dashboards show exactly what
+    a fresh screen shows, with its stamp, having got the changed cards only
+    (a whole list only where a card cannot say it); a phone of the session
+    not in a roll gets nothing."""
+    moment = time.time()
+    monkeypatch.setattr(rolls, "_now", lambda: moment)  # the countdowns drawn
+    nora_player = await database_sync_to_async(make_user)("nora")
+    nora = await database_sync_to_async(_present_mage)(night, "Nora", nora_player)
+    iris = Phone(f"/ws/play/{night['iris'].pk}/", night["iris_player"])
+    marcus = Phone(f"/ws/play/{night['marcus'].pk}/", night["marcus_player"])
+    other = Phone(f"/ws/play/{nora.pk}/", nora_player)
+    boards = [Phone(f"/ws/narrate/{night['session'].pk}/", night["narrator"]) for _ in range(2)]
+    screens = [iris, marcus, *boards]
+    for screen in [*screens, other]:
+        await screen.connect()
+    frames: dict[Phone, list[str]] = {screen: [] for screen in [*screens, other]}
+    for screen in frames:
+        take = screen._take
+
+        def recording(frame: str, take=take, seen=frames[screen]):
+            if not frame.startswith("{"):
+                seen.append(frame)
+            return take(frame)
+
+        screen._take = recording
+    iris_id, marcus_id, shade_id = (str(night[k].pk) for k in ("iris", "marcus", "shade"))
+
+    async def contest(actor, opponent_id) -> int:
+        await _roll_moves(
+            actor, action="roll.contest", opponent=opponent_id, attribute="Wits", skill=""
+        )
+        return (await _latest()).pk
+
+    async def step(*moves) -> None:
+        for screen, message in moves:
+            await _roll_moves(screen, **message)
+        await _settled(*screens, other)
+        for screen in screens:
+            await _assert_current(screen)
+
+    waiting = await contest(iris, marcus_id)  # left waiting to the end
+    await _settled(*screens)
+    for screen in screens:
+        await _assert_current(screen)
+    await step((boards[0], {"action": "roll.open", "dice": "4", "label": "Is the bridge watched?"}))
+    for n in range(ROLLS_SHOWN + 2):
+        if n % 4 == 0:
+            await _roll_moves(
+                boards[1],
+                action="roll.call",
+                character=iris_id,
+                attribute="Dexterity",
+                skill="Stealth",
+                willpower_allowed=True,
+            )
+            await step(
+                (iris, {"action": "roll.make", "roll": (await _latest()).pk, "willpower": n == 4})
+            )
+        elif n % 4 == 1:
+            pk = await contest(marcus, iris_id)
+            await step(
+                (
+                    iris,
+                    {
+                        "action": "roll.resist",
+                        "roll": pk,
+                        "attribute": "Wits",
+                        "skill": "",
+                        "willpower": n == 5,
+                    },
+                )
+            )
+        elif n % 4 == 2:
+            pk = await contest(iris, shade_id)
+            await step(
+                (
+                    boards[0],
+                    {"action": "roll.resist", "roll": pk, "attribute": "Dexterity", "skill": ""},
+                )
+            )
+        else:
+            await step((boards[1], {"action": "roll.open", "dice": "2", "label": f"Open {n}"}))
+    await step(
+        (
+            boards[0],
+            {
+                "action": "roll.extended",
+                "character": iris_id,
+                "attribute": "Dexterity",
+                "skill": "Stealth",
+                "target": "5",
+                "interval": "10",
+                "most_rolls": "3",
+                "label": "Pick the lock",
+            },
+        )
+    )
+    await step((iris, {"action": "roll.extended_roll", "roll": (await _latest()).pk}))
+    # The contest left waiting is resisted now: it leaves the waiting cards
+    # on his phone and hers for the results, and has left the dashboards.
+    await step(
+        (marcus, {"action": "roll.resist", "roll": waiting, "attribute": "Wits", "skill": ""})
+    )
+    for screen in screens:
+        lists = [
+            f
+            for f in frames[screen]
+            if re.search('<section id="(rolls|roll-dashboard)"', f)
+            and not re.search('id="live"|id="challenge-list"', f)  # a whole view
+        ]
+        # A dashboard's first roll replaces its "No rolls yet" line; the contest
+        # left waiting is older than Iris's PHONE_WINDOW newest rolls when it
+        # is resisted (its version shown not known): her whole list, once.
+        assert len(lists) == (0 if screen is marcus else 1), screen.path
+    assert not any("roll-" in f for f in frames[other])
+    for screen in [*screens, other]:
+        await screen.close()
+
+
+async def test_a_roll_whose_broadcast_was_lost_is_repaired(night, monkeypatch, heartbeat_clock):
+    """A contest whose ``roll.updated`` never came: the next roll's frame
+    finds the dashboards' list short of it and sends the whole list; her
+    phone shows the new card, with a stamp that does not count the lost one,
+    so her next ping gets her whole view (as his, who got nothing). Then
+    every screen is a fresh one."""
+    iris = Phone(f"/ws/play/{night['iris'].pk}/", night["iris_player"])
+    marcus = Phone(f"/ws/play/{night['marcus'].pk}/", night["marcus_player"])
+    board = Phone(f"/ws/narrate/{night['session'].pk}/", night["narrator"])
+    for screen in (iris, marcus, board):
+        await screen.connect()
+    await _roll_moves(board, action="roll.open", dice="3", label="First")
+    with monkeypatch.context() as lost:
+        lost.setattr(rolls, "broadcast_on_commit", lambda *args, **kwargs: None)
+        await _roll_moves(
+            marcus, action="roll.contest", opponent=str(night["iris"].pk), attribute="Wits"
+        )
+    await _roll_moves(board, action="roll.call", character=str(night["iris"].pk), attribute="Wits")
+    await _settled(iris, marcus, board)
+    await _assert_current(board)
+    assert "Marcus against Iris" not in iris.view
+    heartbeat_clock.advance(heartbeat.SNAPSHOT_SECONDS)
+    for phone in (iris, marcus):
+        assert await phone.heartbeat() is None  # the whole view
+        assert "Marcus against Iris" in phone.view
+    for screen in (iris, marcus, board):
+        await _assert_current(screen)
+        await screen.close()
