@@ -487,37 +487,47 @@ class Narrator(Target):
         """The first dashboard voids every challenge of ``handles`` (readied to
         their throws) and calls Time out: every away phone's and dashboard's
         screen is stale. Returns what changed."""
-        kept = self.dashboards[0]
-        refused, too_many = [], 0
-        tapped = 0.0
+        refused = []
+        self.too_many = 0
         for pk in handles:
-            while True:
-                # A narrator's taps, one after another, under the socket's rate
-                # limit (settings.WS_RATE, 10 actions/s): each at least
-                # 1/RULINGS_PER_SECOND after the one before, as a person taps
-                # (late acks do not make her catch up in a burst). The server
-                # may still read them bunched behind a backlog; a tap then
-                # refused as too many is tapped again after a pause.
-                await asyncio.sleep(max(0.0, tapped + 1 / RULINGS_PER_SECOND - time.perf_counter()))
-                tapped = time.perf_counter()
-                reply = await kept.act(action="challenge.void", challenge=pk, reason="bench: ruled")
-                if reply.get("message") != REFUSED_MESSAGE:
-                    break
-                too_many += 1
-                await asyncio.sleep(REFUSED_PAUSE)
+            reply = await self._tap(action="challenge.void", challenge=pk, reason="bench: ruled")
             if reply["type"] != "ack":
                 refused.append(reply.get("message"))
         if refused:
             raise Lost(f"{len(refused)} voids refused: {refused[:3]}")
-        await kept.act(action="session.time_out")
+        reply = await self._tap(action="session.time_out")
+        if reply["type"] != "ack":
+            raise Lost(f"Time out refused: {reply.get('message')}")
         return (
             f"{len(handles)} challenges voided and Time out called "
-            f"({too_many} voids refused as too many messages, tapped again)"
+            f"({self.too_many} taps refused as too many messages, tapped again)"
         )
+
+    too_many = 0  # the kept dashboard's taps refused as too many messages (tapped again)
+    _tapped = 0.0  # when the kept dashboard last tapped (time.perf_counter)
+
+    async def _tap(self, **message) -> dict:
+        """A narrator's tap on the first dashboard, its answer. Taps go one
+        after another, under the socket's rate limit (settings.WS_RATE, 10
+        actions/s): each at least 1/RULINGS_PER_SECOND after the one before,
+        as a person taps (late acks do not make her catch up in a burst). The
+        server may still read them bunched behind a backlog; a tap then
+        refused as too many is tapped again after :data:`REFUSED_PAUSE`."""
+        while True:
+            pause = self._tapped + 1 / RULINGS_PER_SECOND - time.perf_counter()
+            await asyncio.sleep(max(0.0, pause))
+            self._tapped = time.perf_counter()
+            reply = await self.dashboards[0].act(**message)
+            if reply.get("message") != REFUSED_MESSAGE:
+                return reply
+            self.too_many += 1
+            await asyncio.sleep(REFUSED_PAUSE)
 
     async def resume(self) -> None:
         futures = [phone.wait('class="time-out" role') for phone in self.connected()]
-        await self.dashboards[0].act(action="session.resume")
+        reply = await self._tap(action="session.resume")
+        if reply["type"] != "ack":
+            raise Lost(f"Resume refused: {reply.get('message')}")
         await gather_within(*futures)
 
 

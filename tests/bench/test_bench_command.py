@@ -266,15 +266,20 @@ async def test_a_ruling_refused_as_too_many_messages_is_tapped_again_and_counted
             return self.answers.pop(0) if self.answers else {"type": "ack"}
 
     too_many = {"type": "error", "message": REFUSED_MESSAGE}
-    kept = Dashboard([{"type": "ack"}, too_many, too_many])
+    ack = {"type": "ack"}
+    kept = Dashboard([ack, too_many, too_many, ack, ack, too_many])
     note = await load.Narrator([], [kept]).while_away([1, 2, 3])
-    assert kept.sent == [1, 2, 2, 2, 3, "session.time_out"]
+    # The Time out is a tap like the voids: refused as too many, tapped again.
+    assert kept.sent == [1, 2, 2, 2, 3, "session.time_out", "session.time_out"]
     assert note == (
         "3 challenges voided and Time out called "
-        "(2 voids refused as too many messages, tapped again)"
+        "(3 taps refused as too many messages, tapped again)"
     )
     kept = Dashboard([{"type": "error", "message": "No such challenge."}])
     with pytest.raises(load.Lost, match="1 voids refused"):
+        await load.Narrator([], [kept]).while_away([1])
+    kept = Dashboard([ack, {"type": "error", "message": "Already in time out."}])
+    with pytest.raises(load.Lost, match="Time out refused"):
         await load.Narrator([], [kept]).while_away([1])
 
 
