@@ -133,18 +133,30 @@ FROM {session} s,
 WHERE s.id = %(session)s
 """
 
-_DASHBOARD_SQL = """
+# What a dashboard's ``challenges`` and ``roster`` parts sum, row by row (issue
+# 14: a dashboard behind the database is repaired row by row, not by a whole
+# view): the challenges it lists, in _DASHBOARD_SQL's order, and the characters
+# on its roster with what its roster row shows (_ROSTER_ROWS_SQL). _DASHBOARD_SQL
+# sums this very listing.
+_LISTING_SQL = """
+SELECT id, version FROM {challenge} WHERE session_id = %(session)s
+ORDER BY CASE WHEN stage = 'resolved' THEN 1 ELSE 0 END,
+  CASE WHEN stage = 'resolved' THEN NULL ELSE stage_since END,
+  stage_since DESC, id DESC
+LIMIT %(limit)s
+"""
+
+_DASHBOARD_SQL = (
+    """
 SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m, r.n, r.h,
   (SELECT COUNT(*) FROM {loss} l WHERE l.session_id = s.id AND l.character_id IN
      (SELECT character_id FROM {presence} WHERE session_id = s.id AND status <> 'absent')),
   r.b, mb.n, mb.v
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v, COALESCE(MAX(x.id), 0) AS m
-   FROM (SELECT id, version FROM {challenge} WHERE session_id = %(session)s
-         ORDER BY CASE WHEN stage = 'resolved' THEN 1 ELSE 0 END,
-           CASE WHEN stage = 'resolved' THEN NULL ELSE stage_since END,
-           stage_since DESC, id DESC
-         LIMIT %(limit)s) x) c,
+   FROM ("""
+    + _LISTING_SQL
+    + """) x) c,
   (SELECT COUNT(*) AS n, COALESCE(SUM(health), 0) AS h,
      COALESCE(SUM(CASE WHEN status = 'break' THEN 1 ELSE 0 END), 0) AS b
    FROM {presence} WHERE session_id = %(session)s AND status <> 'absent') r,
@@ -153,19 +165,7 @@ FROM {session} s,
          ORDER BY created_at DESC, id DESC LIMIT {mobs_shown}) x) mb
 WHERE s.id = %(session)s
 """
-
-
-# What a dashboard's ``challenges`` and ``roster`` parts sum, row by row (issue
-# 14: a dashboard behind the database is repaired row by row, not by a whole
-# view): the challenges it lists, in _DASHBOARD_SQL's order, and the characters
-# on its roster with what its roster row shows.
-_LISTING_SQL = """
-SELECT id, version FROM {challenge} WHERE session_id = %(session)s
-ORDER BY CASE WHEN stage = 'resolved' THEN 1 ELSE 0 END,
-  CASE WHEN stage = 'resolved' THEN NULL ELSE stage_since END,
-  stage_since DESC, id DESC
-LIMIT %(limit)s
-"""
+)
 
 _ROSTER_ROWS_SQL = """
 SELECT p.character_id, p.health,
