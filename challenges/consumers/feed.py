@@ -39,7 +39,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from challenges import views
+from challenges import heartbeat, views
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +82,15 @@ class Changes:
     per changed challenge of the session; ``roster``: ``(character id,
     roster_entry(), {insert: html})`` per changed character on the roster
     (``html[True]`` only for a character some dashboard did not show);
-    ``rolls``: the roll list's changes (:class:`RollChanges`; None: none)."""
+    ``rolls``: the roll list's changes (:class:`RollChanges`; None: none);
+    ``mobs``: the mob scenes' section, out of band (``_mob_dashboard.html``),
+    with its ``heartbeat.mob_part`` (None: no mob scene changed)."""
 
     seq: int
     rows: list[tuple[int, str, int, tuple]] = field(default_factory=list)
     roster: list[tuple[int, tuple[int, int, int], dict[bool, str]]] = field(default_factory=list)
     rolls: RollChanges | None = None
+    mobs: tuple[str, tuple[int, int]] | None = None
 
 
 def render_changes(
@@ -96,18 +99,23 @@ def render_changes(
     characters: dict[int, None],
     inserts: set[int],
     rolls: dict[int, None] | None = None,
+    mobs: bool = False,
 ) -> Changes:
     """The rows of ``challenges`` (``{id: newest version noted}``, None: read
     anew) and of ``characters`` (ids) of ``session``, each rendered once;
     roster rows also as an insertion for the ids in ``inserts``. Rows not of
     the session, characters not on its roster are left out. Issue 14: with
     ``rolls`` (ids of storytelling rolls changed), or characters changed in
-    a chronicle that rolls dice pools, the roll list's :class:`RollChanges`.
+    a chronicle that rolls dice pools, the roll list's :class:`RollChanges`;
+    with ``mobs`` (a mob scene or its test moved), the mob scenes' section.
     Runs on the database thread: a query per challenge not kept by
     ``committed_rows`` at that version, those of
     ``views.roster_rows_context`` once for all the characters, those of
-    ``views.dashboard_roll_changes`` once for the rolls."""
+    ``views.dashboard_roll_changes`` once for the rolls, those of
+    ``views.mob_views`` (two) for the mob scenes."""
     changes = Changes(seq=next_read())
+    if mobs:
+        changes.mobs = render_mobs(session)
     if rolls or (characters and session.chronicle.has_dice_pools):
         changes.rolls = render_rolls(session, set(rolls or ()), set(characters))
     for pk, version in challenges.items():
@@ -124,6 +132,16 @@ def render_changes(
             html[insert] = render_to_string("challenges/_roster_row_oob.html", context)
         changes.roster.append((pk, roster_entry(context["entry"]), html))
     return changes
+
+
+def render_mobs(session) -> tuple[str, tuple[int, int]]:
+    """The mob scenes' section of ``session``'s dashboards, out of band, and
+    its ``heartbeat.mob_part``: rendered once for every dashboard of this
+    worker (issue 14: each dashboard rendered it on every move of a scene and
+    of its test, ~30% of a worker in an evening with mob scenes)."""
+    mobs = views.mob_views(session, None)
+    html = render_to_string("challenges/_mob_dashboard.html", {"mobs": mobs, "oob": True})
+    return html, heartbeat.mob_part(mobs)
 
 
 def render_rolls(session, rolls: set[int], characters: set[int]) -> RollChanges:
@@ -169,6 +187,7 @@ class DashboardFeed:
         self.challenges: dict[int, int | None] = {}
         self.characters: dict[int, None] = {}
         self.rolls: dict[int, None] = {}  # issue 14: storytelling rolls changed
+        self.mobs = False  # issue 14: a mob scene (or its test) moved
         self.task: asyncio.Task | None = None
         # Done once the changes noted so far are delivered; of the flush under way.
         self.next_flush: asyncio.Future | None = None
@@ -205,6 +224,11 @@ class DashboardFeed:
         self.rolls[roll_id] = None
         self._start()
 
+    def mob_changed(self) -> None:
+        """A mob scene of the session, or its test, moved: the mob scenes' section."""
+        self.mobs = True
+        self._start()
+
     def _start(self) -> None:
         loop = asyncio.get_running_loop()
         if self.task is not None and (self.task.done() or self.task.get_loop() is not loop):
@@ -216,13 +240,16 @@ class DashboardFeed:
 
     def busy(self) -> bool:
         """Changes are noted or a flush is under way (their rows not all sent)."""
-        return bool(self.challenges or self.characters or self.rolls or self.in_flight)
+        return bool(self._noted() or self.in_flight)
+
+    def _noted(self) -> bool:
+        """Changes are noted for the next flush."""
+        return bool(self.challenges or self.characters or self.rolls or self.mobs)
 
     async def flushed(self) -> None:
         """Wait until every change noted so far has been sent to this feed's
         dashboards (at once if none): at most a tick and a flush."""
-        noted = self.challenges or self.characters or self.rolls
-        waiting = self.next_flush if noted else self.in_flight
+        waiting = self.next_flush if self._noted() else self.in_flight
         if waiting is not None:
             await asyncio.shield(waiting)
 
@@ -230,14 +257,15 @@ class DashboardFeed:
         """Flush once per tick while changes keep coming; one flush at a time,
         so each dashboard gets its frames in the order they were read."""
         try:
-            while self.challenges or self.characters or self.rolls:
+            while self._noted():
                 await asyncio.sleep(tick_seconds())
                 challenges, self.challenges = self.challenges, {}
                 characters, self.characters = self.characters, {}
                 rolls, self.rolls = self.rolls, {}
+                mobs, self.mobs = self.mobs, False
                 self.in_flight, self.next_flush = self.next_flush, None
                 try:
-                    await self._flush(challenges, characters, rolls)
+                    await self._flush(challenges, characters, rolls, mobs)
                 finally:
                     if self.in_flight is not None and not self.in_flight.done():
                         self.in_flight.set_result(None)
@@ -251,6 +279,7 @@ class DashboardFeed:
         challenges: dict[int, int | None],
         characters: dict[int, None],
         rolls: dict[int, None],
+        mobs: bool = False,
     ) -> None:
         dashboards = list(self.dashboards)
         if not dashboards:
@@ -258,7 +287,7 @@ class DashboardFeed:
         inserts = {pk for pk in characters if any(pk not in d.known_roster for d in dashboards)}
         try:
             changes = await database_sync_to_async(render_changes)(
-                self.session, challenges, characters, inserts, rolls
+                self.session, challenges, characters, inserts, rolls, mobs
             )
         except Exception:  # noqa: BLE001 - the heartbeat repairs the screens
             log.exception("rendering the dashboards' changed rows failed")

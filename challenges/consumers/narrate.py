@@ -289,6 +289,10 @@ class NarrateConsumer(RollActions, BaseConsumer):
             if changes.rolls is not None and self.dice_pools and changes.seq > self.rolls_read:
                 rolls = self._place_rolls(changes.rolls)
                 html += rolls if rolls is not None else await self._render_rolls()
+            if changes.mobs is not None:
+                mobs, part = changes.mobs
+                self.stamp_parts = {**self.stamp_parts, "mob": part}
+                html += mobs
             if html:
                 await self.send_stamped(html)
 
@@ -576,14 +580,10 @@ class NarrateConsumer(RollActions, BaseConsumer):
         )
 
     # Mob scenes (issue 11, section 2) -----------------------------------------
-    @database_sync_to_async
-    def _render_mobs(self) -> str:
-        mobs = views.mob_views(self.session, None)
-        self.stamp_parts = {**self.stamp_parts, "mob": heartbeat.mob_part(mobs)}
-        return render_to_string("challenges/_mob_dashboard.html", {"mobs": mobs, "oob": True})
-
     async def mob_updated(self, event: dict) -> None:
-        await self.send_stamped(await self._render_mobs())
+        """A mob scene or its test moved: the section goes out with the feed's
+        next tick, rendered once for every dashboard of this worker."""
+        self.rows_feed.mob_changed()
 
     @database_sync_to_async
     def mob_open(self, message: dict, msg_id: str) -> None:

@@ -364,3 +364,32 @@ async def test_a_repair_that_did_not_take_is_followed_by_the_whole_view(
     assert WHOLE_VIEW in view
     monkeypatch.undo()
     await _as_fresh(dashboard, session)
+
+
+async def test_a_mob_scene_is_rendered_once_per_tick_for_every_dashboard(settings, monkeypatch):
+    """Issue 14: each dashboard rendered the mob scenes' section on every move
+    of a scene and of its test (~30% of a worker in an evening with mob
+    scenes); now the feed renders it once per tick for all of them, in the
+    frame of the tick's rows, and each ends as a fresh dashboard shows it."""
+    from tests.challenges.test_mob_services import mob_table, three_on_dee
+
+    settings.DASHBOARD_TICK_SECONDS = 2.0  # the whole scene falls in one tick
+    t = await database_sync_to_async(mob_table)()
+    game = {"session": t["session"], "narrator": t["narrator"]}
+    dashboards = [await _dashboard(game) for _ in range(3)]
+    render = feed.render_mobs
+    renders = []
+
+    def counted(session):
+        renders.append(session.pk)
+        return render(session)
+
+    monkeypatch.setattr(feed, "render_mobs", counted)
+    test = await database_sync_to_async(three_on_dee)(t)  # 9 moves of a scene, a test opened
+    for dashboard in dashboards:
+        (frame,) = await _frames(dashboard, quiet=3.0)
+        assert '<section id="mob-dashboard"' in frame
+        assert f"challenge-{test.pk}" in frame  # the test's row, in the same frame
+    assert renders == [t["session"].pk]  # once, for the three dashboards
+    for dashboard in dashboards:
+        await _as_fresh(dashboard, t["session"])

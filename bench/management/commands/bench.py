@@ -169,6 +169,8 @@ class Command(BaseCommand):
             raise CommandError("--workers takes 1, 2 or 1,2.")
         if options.profile and options.server == "granian":
             raise CommandError("--profile needs --server daphne or uvicorn (Granian forks).")
+        if options.profile:
+            options.profile.mkdir(parents=True, exist_ok=True)  # cProfile writes no folder
         try:
             options.configs()
         except ValueError as error:
