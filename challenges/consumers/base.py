@@ -6,6 +6,7 @@ errors. The protocol is described in :mod:`challenges.consumers`."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import random
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 
 #: Pauses between retries of a failed channel-layer receive: first, longest (seconds).
 LAYER_RETRY_SECONDS = (0.5, 3.0)
+#: Stamps of the latest frames a socket sent, kept to know a heartbeat that
+#: crossed them (``BaseConsumer.shown_after_frames``).
+SENT_STAMPS_KEPT = 16
 
 #: The answer to a move that raised something unexpected (logged with its traceback).
 SERVER_ERROR_MESSAGE = "The server could not do that; a narrator can help. (error logged)"
@@ -188,6 +192,9 @@ class BaseConsumer(AsyncWebsocketConsumer):
     #: later (``heartbeat_owed``); None: none owed.
     owed_heartbeat: dict | None = None
     _stamp_parts: heartbeat.Parts = {}
+    #: The stamps of the latest frames sent on this socket (``send_stamped``),
+    #: oldest first, at most ``SENT_STAMPS_KEPT``; made on first send.
+    sent_stamps: collections.deque[str] | None = None
     #: ``heartbeat.now()`` when ``stamp_parts`` was last set (never: +inf).
     stamped_at = float("inf")
     _join_failing = False
@@ -305,7 +312,23 @@ class BaseConsumer(AsyncWebsocketConsumer):
 
     async def send_stamped(self, html: str) -> None:
         """Send a view frame (whole or partial) headed by the current stamp."""
-        await self.send(text_data=f"<!--v:{self.stamp}-->{html}")
+        stamp = self.stamp
+        if self.sent_stamps is None:
+            self.sent_stamps = collections.deque(maxlen=SENT_STAMPS_KEPT)
+        self.sent_stamps.append(stamp)
+        await self.send(text_data=f"<!--v:{stamp}-->{html}")
+
+    def shown_after_frames(self, echoed: str) -> str:
+        """The stamp the screen will show once the frames already sent arrive:
+        ``echoed`` (the stamp a heartbeat names) if it is not one this socket
+        sent lately, else the latest it sent. A ping crosses the
+        frames on their way to the phone (issue 14: under load nearly every
+        frame is on its way for a while, and each such ping cost a whole
+        view, which fed the load); the frames of one socket arrive in order,
+        before this ping's answer. A stamp this socket never sent (another
+        connection's, forged) is taken as it is."""
+        sent = self.sent_stamps
+        return sent[-1] if sent and echoed in sent else echoed
 
     async def answer_heartbeat(self, message: dict, recheck: bool = False) -> None:
         """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:
@@ -320,7 +343,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
         await self.rejoin()
         await self.tick_clocks()
         if message.get("action") == "ping":
-            echoed = message.get("v", self.stamp)
+            echoed = self.shown_after_frames(message.get("v", self.stamp))
             if echoed == self.stamp and await self.current_in_snapshot():
                 await self.send_json({"type": "pong"})
                 return

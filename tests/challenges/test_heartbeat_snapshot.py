@@ -312,6 +312,30 @@ async def test_a_ping_racing_a_broadcast_on_its_way_gets_pong_behind_it_not_a_wh
     await grady.close()
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_ping_that_crossed_a_frame_on_its_way_gets_pong_not_a_whole_view(
+    game, heartbeat_clock
+):
+    """Issue 14: her ping names the stamp she showed when she sent it; the
+    move's card was already on its way to her (sent after that stamp). The
+    card arrives before the answer, so the answer is pong, not her whole
+    view (under load, nearly every ping crossed a frame and each cost one)."""
+    helen, grady = await _phones(game)
+    before = helen.stamp
+    held = await database_sync_to_async(_open_holding_broadcast)(game)
+    await send_collected(held)
+    card = await helen.socket.receive_from(timeout=5)  # on its way: not yet taken
+    heartbeat_clock.advance(heartbeat.SNAPSHOT_SECONDS * 2)  # no snapshot answers: exact check
+    await helen.socket.send_to(text_data=json.dumps({"action": "ping", "v": before}))
+    assert json.loads(await helen.socket.receive_from(timeout=5)) == {"type": "pong"}
+    helen._take(card)
+    assert helen.stamp != before
+    assert helen.stamp == await current_play_stamp(game["helen"], game["session"])
+    await helen.close()
+    await grady.close()
+
+
 def _open_holding_broadcast(game) -> list:
     """Grady challenges Helen; the move's broadcasts are returned, not sent."""
     with collecting() as outbox:
