@@ -24,6 +24,11 @@ def _goto(session_id: int) -> dict[str, str]:
     return {"type": "goto", "url": views.dashboard_url(session_id)}
 
 
+#: What a dashboard shows out of date that its feed can send (``_stale_rows``):
+#: ``({challenge id: version}, {character id: roster entry}, mob part or None)``.
+Stale = tuple[dict[int, int], dict[int, tuple], tuple | None]
+
+
 class NarrateConsumer(RollActions, BaseConsumer):
     """A narrator's dashboard of one session of a chronicle she narrates."""
 
@@ -103,7 +108,8 @@ class NarrateConsumer(RollActions, BaseConsumer):
         self.known = heartbeat.Tally(1)  # challenge id -> (version shown,)
         # The rows the last repair sent (``repair``), at the versions read; none
         # since the last whole view.
-        self.repaired: tuple[dict[int, int], dict[int, tuple]] = ({}, {})
+        #: What the last repair sent: challenge versions, roster entries, the mob part.
+        self.repaired: Stale = ({}, {}, None)
         self.places = views.Placement()  # challenge id -> views.dashboard_place()
         # character id -> (health, lost, on a break)
         self.known_roster = heartbeat.Tally(3)
@@ -176,10 +182,11 @@ class NarrateConsumer(RollActions, BaseConsumer):
         ping of a dashboard found it a tick behind). The challenges it lists
         and the characters on its roster are read row by row
         (``heartbeat.dashboard_rows``); each row it shows at another version,
-        or lacks, goes to the feed as if its event had come, and the feed's
-        next tick sends them, read after this read; then ``pong``. The whole
-        view goes instead (False) when the difference is elsewhere (Time
-        out, mob scenes, combats, rolls: their frames are whole already),
+        or lacks, goes to the feed as if its event had come (the mob scenes'
+        section too, when its part differs), and the feed's next tick sends
+        them, read after this read; then ``pong``. The whole view goes
+        instead (False) when the difference is elsewhere (Time out, combats,
+        rolls: their frames are whole already),
         when someone came to or left the roster, when no row differs (the sums do:
         something this cannot see), and when a row the last repair sent is
         still found at the same version (the repair did not take)."""
@@ -189,39 +196,46 @@ class NarrateConsumer(RollActions, BaseConsumer):
         # What the screen shows, copied here: the feed changes it on this loop.
         shown = (self.shown_parts(), dict(self.known.rows), dict(self.known_roster.rows))
         stale = await database_sync_to_async(self._stale_rows)(*shown)
-        last_challenges, last_characters = self.repaired
+        last_challenges, last_characters, last_mob = self.repaired
         if (
             stale is None
             or any(last_challenges.get(pk) == v for pk, v in stale[0].items())
             or any(last_characters.get(pk) == e for pk, e in stale[1].items())
+            or (stale[2] is not None and stale[2] == last_mob)
         ):
             return False
-        self.repaired = challenges, characters = stale
+        self.repaired = challenges, characters, mob = stale
         for pk in challenges:
             rows_feed.challenge_changed(pk, None)
         for pk in characters:
             rows_feed.character_changed(pk)
+        if mob is not None:
+            rows_feed.mob_changed()
         await rows_feed.flushed()
         await self.send_json({"type": "pong"})
         return True
 
     def _stale_rows(
         self, shown: heartbeat.Parts, known: dict[int, tuple], known_roster: dict[int, tuple]
-    ) -> tuple[dict[int, int], dict[int, tuple]] | None:
+    ) -> Stale | None:
         """The challenges (``{id: version}``) and characters (``{id: roster
         entry}``) whose rows a dashboard showing ``shown`` parts, ``known``
         challenge versions and ``known_roster`` entries has out of date, as
-        read now; None when a row-by-row repair cannot bring it up to date
-        (see :meth:`repair`). Runs on the database thread."""
+        read now, and the ``mob`` part read now if the mob scenes' section
+        is out of date (else None); None when a repair through the feed
+        cannot bring it up to date (see :meth:`repair`). Runs on the
+        database thread."""
         now = self._parts()
-        if any(now.get(k) != shown.get(k) for k in {*now, *shown} - {"challenges", "roster"}):
+        fed = {"challenges", "roster", "mob"}
+        if any(now.get(k) != shown.get(k) for k in {*now, *shown} - fed):
             return None
+        mob = now.get("mob") if now.get("mob") != shown.get("mob") else None
         listed, roster = heartbeat.dashboard_rows(self.session.pk, views.DASHBOARD_LIMIT)
         if roster.keys() != known_roster.keys():
             return None  # someone came or left: the static/simple choices change too
         challenges = {pk: v for pk, v in listed.items() if known.get(pk) != (v,)}
         characters = {pk: e for pk, e in roster.items() if known_roster.get(pk) != e}
-        return (challenges, characters) if challenges or characters else None
+        return (challenges, characters, mob) if challenges or characters or mob else None
 
     def _parts(self) -> heartbeat.Parts:
         parts = heartbeat.dashboard_parts(self.session.pk, views.DASHBOARD_LIMIT)
@@ -240,7 +254,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         """The whole dashboard; ``with_choices``: also the static challenge's
         and simple test's character choices (who is here changed)."""
         self.view_read = feeds.next_read()
-        self.repaired = ({}, {})
+        self.repaired = ({}, {}, None)
         self.stamp_parts = self._parts()  # before rendering, as on a phone
         self.fed = set()
         context = views.dashboard_context(self.session)

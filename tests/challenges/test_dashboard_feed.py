@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from challenges import services, views
 from challenges.consumers import feed
-from challenges.models import Challenge, TraitLoss
+from challenges.models import Challenge, MobScene, TraitLoss
 from challenges.views.dashboard import _SECTIONS
 from characters.models import GameSession, Presence
 from tests.challenges.wsutil import act, expect
@@ -393,3 +393,22 @@ async def test_a_mob_scene_is_rendered_once_per_tick_for_every_dashboard(setting
     assert renders == [t["session"].pk]  # once, for the three dashboards
     for dashboard in dashboards:
         await _as_fresh(dashboard, t["session"])
+
+
+async def test_a_lost_mob_scene_broadcast_is_repaired_by_its_section_then_pong(settings):
+    """Issue 14: the mob scenes' section comes through the feed, so a ping
+    that finds it behind gets it, not the whole view."""
+    from tests.challenges.test_mob_services import mob_table, opened
+
+    settings.DASHBOARD_TICK_SECONDS = 0.05
+    t = await database_sync_to_async(mob_table)()
+    session = t["session"]
+    mob = await database_sync_to_async(opened)(t)
+    dashboard = await _dashboard({"session": session, "narrator": t["narrator"]})
+    await database_sync_to_async(MobScene.objects.filter(pk=mob.pk).update)(
+        version=F("version") + 1
+    )  # a move whose broadcast was lost
+    section, answer = await _ping(dashboard)
+    assert '<section id="mob-dashboard"' in section and WHOLE_VIEW not in section
+    assert json.loads(answer) == {"type": "pong"}
+    await _as_fresh(dashboard, session)
