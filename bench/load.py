@@ -62,8 +62,10 @@ THROWS = ("rock", "paper", "scissors")
 BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
 
 
-# The head of a whole view: a phone's (id="live") or a dashboard's (the challenge list).
-_WHOLE_VIEW = re.compile(r'id="live"|id="challenge-list"')
+# A whole view answering a heartbeat follows its stamp with this mark
+# (challenges.consumers.base.HEARTBEAT_MARK): a loser's whole view that comes
+# while her ping waits is not its answer.
+HEARTBEAT_MARK = "<!--heartbeat-->"
 
 
 # What a phone shows, one article each, by the Conn attribute that keeps it:
@@ -251,7 +253,7 @@ class Conn:
     def _on_frame(self, now: float, frame: str) -> None:
         if frame[:6] == "<!--v:":
             self.stamp = frame[6 : frame.index("-->")]
-            if self.ping_at and _WHOLE_VIEW.search(frame):
+            if self.ping_at and frame.startswith(HEARTBEAT_MARK, frame.index("-->") + 3):
                 self._answered(now, whole_view=True)  # a stale screen's ping
         if frame[:1] == "{":
             data = json.loads(frame)

@@ -41,6 +41,8 @@ LAYER_RETRY_SECONDS = (0.5, 3.0)
 #: Stamps of the latest frames a socket sent, kept to know a heartbeat that
 #: crossed them (``BaseConsumer.shown_after_frames``).
 SENT_STAMPS_KEPT = 16
+#: Follows the stamp of a whole view that answers a heartbeat (ping or sync).
+HEARTBEAT_MARK = "<!--heartbeat-->"
 
 #: The answer to a move that raised something unexpected (logged with its traceback).
 SERVER_ERROR_MESSAGE = "The server could not do that; a narrator can help. (error logged)"
@@ -310,13 +312,17 @@ class BaseConsumer(AsyncWebsocketConsumer):
         """The stamp of what this socket's screen shows now."""
         return heartbeat.digest(self.stamp_parts)
 
-    async def send_stamped(self, html: str) -> None:
-        """Send a view frame (whole or partial) headed by the current stamp."""
+    async def send_stamped(self, html: str, heartbeat_answer: bool = False) -> None:
+        """Send a view frame (whole or partial) headed by the current stamp;
+        ``heartbeat_answer``: a whole view answering a heartbeat, so marked
+        (:data:`HEARTBEAT_MARK`: the bench and a browser's tools tell it from
+        a move's whole view)."""
         stamp = self.stamp
         if self.sent_stamps is None:
             self.sent_stamps = collections.deque(maxlen=SENT_STAMPS_KEPT)
         self.sent_stamps.append(stamp)
-        await self.send(text_data=f"<!--v:{stamp}-->{html}")
+        mark = HEARTBEAT_MARK if heartbeat_answer else ""
+        await self.send(text_data=f"<!--v:{stamp}-->{mark}{html}")
 
     def shown_after_frames(self, echoed: str) -> str:
         """The stamp the screen will show once the frames already sent arrive:
@@ -359,7 +365,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 return
             if recheck and await self.repair():
                 return
-        await self.send_view()
+        await self.send_view(heartbeat_answer=True)
 
     async def repair(self) -> bool:
         """Bring a screen the recheck still found behind the database up to
@@ -502,5 +508,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
             return
         await self.send_json({"type": "ack", "id": msg_id, "status": "ok"})
 
-    async def send_view(self) -> None:
+    async def send_view(self, heartbeat_answer: bool = False) -> None:
+        """Send the whole view (``heartbeat_answer``: marked as a heartbeat's
+        answer, ``send_stamped``)."""
         raise NotImplementedError

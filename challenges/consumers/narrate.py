@@ -276,13 +276,13 @@ class NarrateConsumer(RollActions, BaseConsumer):
             html += render_to_string("challenges/_character_choices_oob.html", context)
         return html
 
-    async def send_view(self, with_choices: bool = False) -> None:
+    async def send_view(self, with_choices: bool = False, heartbeat_answer: bool = False) -> None:
         async with self.frames:
             html = await self._render_view(with_choices)
             if html.startswith("{"):  # a control frame: this dashboard moves on
                 await self.send(text_data=html)
                 return
-            await self.send_stamped(html)
+            await self.send_stamped(html, heartbeat_answer)
 
     async def feed(self, changes: feeds.Changes) -> None:
         """Place a flush's rows (``feed.Changes``) and send them as one frame;

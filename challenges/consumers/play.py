@@ -348,13 +348,13 @@ class PlayConsumer(RollActions, BaseConsumer):
         others = set(self.shown) - set(self.done) - {challenge_id}
         return not others and not self.stamp_parts.get("mob", (0,))[0]
 
-    async def send_view(self) -> None:
+    async def send_view(self, heartbeat_answer: bool = False) -> None:
         html = await self._render_view()
         if getattr(self, "regroup", None):
             old, new = self.regroup
             self.regroup = None
             await self._move_groups(old, new)
-        await self.send_stamped(html)
+        await self.send_stamped(html, heartbeat_answer)
 
     async def _move_groups(self, old, new) -> None:
         """Leave the session group of ``old`` and join ``new``'s (sessions or None)."""

@@ -325,3 +325,22 @@ def test_the_other_evenings_play_the_demos_players_sheets_in_turn(ruleset):
     sheets = [other_sheet(ruleset, i) for i in range(8)]
     assert all(sheet.player for sheet in sheets)
     assert sheets[:4] == sheets[4:] and len({sheet.name for sheet in sheets}) == 4
+
+
+def test_only_a_whole_view_marked_as_a_heartbeats_answer_answers_a_ping():
+    """A loser's whole view that comes while her ping waits is not the ping's
+    answer (the bench counted those as stale screens); the server marks the
+    one that is (``HEARTBEAT_MARK``)."""
+    from bench.load import HEARTBEAT_MARK, Conn
+    from challenges.consumers.base import HEARTBEAT_MARK as SERVERS
+
+    assert HEARTBEAT_MARK == SERVERS
+    phone = Conn("ws://127.0.0.1:1/ws/play/7/", "http://127.0.0.1:1")
+    phone.ping_at = 1.0
+    phone._on_frame(1.5, '<!--v:aa--><div id="live" hx-swap-oob="true">a move</div>')
+    assert phone.ping_at == 1.0 and phone.stamp == "aa"  # still waiting for its answer
+    phone._on_frame(2.0, f'<!--v:bb-->{HEARTBEAT_MARK}<div id="live">the answer</div>')
+    assert phone.ping_at == 0.0 and phone.pongs == [1.0] and phone.ping_views == 1
+    phone.ping_at = 3.0
+    phone._on_frame(3.25, '{"type": "pong"}')
+    assert phone.pongs == [1.0, 0.25] and phone.ping_views == 1
