@@ -573,9 +573,13 @@ class PlayConsumer(RollActions, BaseConsumer):
     # Mob scenes (issue 11, section 2) -----------------------------------------
     @database_sync_to_async
     def _render_mobs(self) -> str:
-        """Her mob scenes, out of band (``_mob_scenes.html``)."""
-        self.sheet = character_sheet(self.character, self.session)
-        mobs = views.phone_mobs(self.character, self.session, self.sheet)
+        """Her mob scenes, out of band (``_mob_scenes.html``). Her sheet is
+        read only when a scene asks for her bid (its bid choices): issue 14,
+        each move of a scene redraws every participant's section."""
+        mobs = views.mob_views(self.session, self.character.pk)
+        if any(mob.can_bid for mob in mobs):
+            self.sheet = character_sheet(self.character, self.session)
+            views.add_bid_choices(mobs, self.sheet)
         self.stamp_parts = {**self.stamp_parts, "mob": heartbeat.mob_part(mobs)}
         return render_to_string("challenges/_mob_scenes.html", {"mobs": mobs, "oob": True})
 

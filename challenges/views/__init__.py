@@ -29,7 +29,7 @@ from challenges.views.dashboard import (
     roster_row_context,
     roster_rows_context,
 )
-from challenges.views.mob import MobView, mob_view, mob_views, phone_mobs
+from challenges.views.mob import MobView, add_bid_choices, mob_view, mob_views, phone_mobs
 from challenges.views.pages import (
     dashboard_url,
     home,
@@ -156,6 +156,7 @@ __all__ = [
     "phone_challenge",
     "phone_combats",
     "phone_mobs",
+    "add_bid_choices",
     "play",
     "play_context",
     "player_seat",

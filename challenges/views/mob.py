@@ -209,8 +209,15 @@ def phone_mobs(character, session, sheet) -> list[MobView]:
     ``characters.services`` sheet of tonight). [] without a session."""
     if session is None:
         return []
-    free = {c.category.label: [t for t in c.traits if t.free > 0] for c in sheet.categories}
     views = mob_views(session, character.pk)
+    add_bid_choices(views, sheet)
+    return views
+
+
+def add_bid_choices(views: list[MobView], sheet) -> None:
+    """Fill ``bid_choices`` of the ``views`` where she may bid now (``can_bid``)
+    from ``sheet`` (her sheet of tonight, read after the views)."""
+    free = {c.category.label: [t for t in c.traits if t.free > 0] for c in sheet.categories}
     for view in views:
         if not view.can_bid:
             continue
@@ -220,4 +227,3 @@ def phone_mobs(character, session, sheet) -> list[MobView]:
             view.bid_choices.append((line.name, label))
             for copy in range(2, min(line.free, view.bid_count) + 1):
                 view.bid_choices.append((line.name, f"{line.name} (copy {copy})"))
-    return views

@@ -166,3 +166,32 @@ async def test_the_start_form_lists_who_is_here_after_a_presence_change() -> Non
     assert "<bdi>Ann</bdi>" in fieldset and "<bdi>Dee</bdi>" in fieldset
     assert "<bdi>Cid</bdi>" not in fieldset
     await dash.disconnect()
+
+
+async def test_a_participant_whose_bid_is_not_asked_gets_her_section_without_her_sheet(
+    monkeypatch,
+) -> None:
+    """Issue 14: every move of a scene redraws each participant's section;
+    her sheet (its queries) is read only for the bid choices, when the scene
+    asks for her bid. The section shows the same either way."""
+    from challenges.consumers import play
+
+    reads = []
+    sheet = play.character_sheet
+
+    def counted(character, session):
+        reads.append(character.name)
+        return sheet(character, session)
+
+    t, dash, phones, mob = await _world()
+    monkeypatch.setattr(play, "character_sheet", counted)
+    for name in ("ann", "bob", "cid"):
+        await _ok(phones[name], action="mob.choose", mob=mob.pk, target=t["dee"].pk)
+    await _ok(phones["dee"], action="mob.choose", mob=mob.pk, target="")
+    for name in NAMES:
+        await drain(phones[name])
+    assert reads == []  # four moves, sixteen sections: no bid asked, no sheet read
+    frames = await _ok(phones["cid"], action="mob.leader", mob=mob.pk, leader=t["bob"].pk)
+    await expect(phones["cid"], 'name="bids" value="Cid1"', frames=frames)
+    assert sorted(set(reads)) == ["Ann", "Bob", "Cid", "Dee"]  # each asked to bid now
+    await _close(dash, phones)
