@@ -223,6 +223,9 @@ DASHBOARD_TICK_SECONDS = float(os.getenv("DASHBOARD_TICK_SECONDS", "0.1"))
 # Seconds before a ping that found the database ahead of what its socket last
 # sent is checked again, behind the broadcasts already on their way (issue 14).
 HEARTBEAT_RECHECK_SECONDS = float(os.getenv("HEARTBEAT_RECHECK_SECONDS", "0.25"))
+# Looks at most, each twice as late as the one before, before such a ping gets
+# the whole view (0.25 + 0.5 + 1 s: a busy worker's broadcasts can wait seconds).
+HEARTBEAT_RECHECKS = int(os.getenv("HEARTBEAT_RECHECKS", "3"))
 
 LOGGING = {
     "version": 1,

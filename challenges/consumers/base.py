@@ -336,16 +336,18 @@ class BaseConsumer(AsyncWebsocketConsumer):
         sent = self.sent_stamps
         return sent[-1] if sent and echoed in sent else echoed
 
-    async def answer_heartbeat(self, message: dict, recheck: bool = False) -> None:
+    async def answer_heartbeat(self, message: dict, recheck: int = 0) -> None:
         """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:
         the last one sent) is current, else with the full view; answer ``sync``
         with the full view. Both re-join the groups first. A ping echoing the
         stamp this socket last sent is answered from this worker's snapshot
         when it agrees (``current_in_snapshot``: no query); otherwise, or if
         it does not, one query decides. When that query finds the database
-        ahead of the stamp this socket last sent, the answer waits for one
-        ``heartbeat.recheck`` (``recheck``: this is it) behind the events
-        already on their way here, then is ``pong`` or the whole view."""
+        ahead of the stamp this socket last sent, the answer waits for a
+        ``heartbeat.recheck`` (``recheck``: the how-manieth this is) behind
+        the events already on their way here, then is ``pong``, a
+        :meth:`repair`, another recheck (at most
+        ``settings.HEARTBEAT_RECHECKS``, each twice as late) or the whole view."""
         await self.rejoin()
         await self.tick_clocks()
         if message.get("action") == "ping":
@@ -361,9 +363,15 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 # often a move whose broadcast is on its way to this very
                 # socket. Ask again behind it (issue 14: under load every
                 # such ping cost a whole view, which fed the load).
-                self._recheck_later()
+                self._recheck_later(1)
                 return
             if recheck and await self.repair():
+                return
+            if recheck and recheck < int(getattr(settings, "HEARTBEAT_RECHECKS", 3)):
+                # Still behind: on a busy worker the move's broadcast can wait
+                # seconds behind the others (issue 14: at 1,500 phones, one
+                # recheck left ~1,100 whole views in a minute, which fed the load).
+                self._recheck_later(recheck + 1)
                 return
         await self.send_view(heartbeat_answer=True)
 
@@ -373,23 +381,23 @@ class BaseConsumer(AsyncWebsocketConsumer):
         did (here: never, the whole view goes)."""
         return False
 
-    def _recheck_later(self) -> None:
-        """In ``settings.HEARTBEAT_RECHECK_SECONDS``, put a ``heartbeat.recheck``
-        in this socket's own channel (:meth:`_heartbeat_later`), so a broadcast
-        committed before the ping is shown first."""
-        self._heartbeat_later(
-            "heartbeat.recheck", float(getattr(settings, "HEARTBEAT_RECHECK_SECONDS", 0.25))
-        )
+    def _recheck_later(self, recheck: int) -> None:
+        """Put the ``recheck``-th ``heartbeat.recheck`` (1, 2, …) in this
+        socket's own channel (:meth:`_heartbeat_later`), so a broadcast
+        committed before the ping is shown first: the first in
+        ``settings.HEARTBEAT_RECHECK_SECONDS``, each next twice as late."""
+        first = float(getattr(settings, "HEARTBEAT_RECHECK_SECONDS", 0.25))
+        self._heartbeat_later("heartbeat.recheck", first * 2 ** (recheck - 1), tries=recheck)
 
-    def _heartbeat_later(self, event_type: str, delay: float) -> None:
-        """In ``delay`` seconds, put an ``event_type`` event in this socket's
-        own channel: it is handled after every event already queued there.
-        If the layer refuses it (an outage), the whole view goes at once, as
-        before the recheck existed."""
+    def _heartbeat_later(self, event_type: str, delay: float, **fields: int) -> None:
+        """In ``delay`` seconds, put an ``event_type`` event (with ``fields``)
+        in this socket's own channel: it is handled after every event already
+        queued there. If the layer refuses it (an outage), the whole view
+        goes at once, as before the recheck existed."""
 
         async def send() -> None:
             try:
-                await self.channel_layer.send(self.channel_name, {"type": event_type})
+                await self.channel_layer.send(self.channel_name, {"type": event_type, **fields})
             except Exception as error:  # noqa: BLE001 - the layer is down: answer now
                 log.warning("%s not queued (%r): whole view", event_type, error)
                 self.owed_heartbeat = None  # the whole view answers it
@@ -420,10 +428,13 @@ class BaseConsumer(AsyncWebsocketConsumer):
             await self.answer_heartbeat(message)
 
     async def heartbeat_recheck(self, event: dict) -> None:
-        """The second look at a ping that found the database ahead: ``pong``
-        if this socket's stamp is current now (the move's frame went out
-        meanwhile), else its whole view."""
-        await self.answer_heartbeat({"action": "ping", "v": self.stamp}, recheck=True)
+        """Another look at a ping that found the database ahead (``tries``:
+        the how-manieth): ``pong`` if this socket's stamp is current now (the
+        move's frame went out meanwhile), else a repair, a later look or its
+        whole view (:meth:`answer_heartbeat`)."""
+        tries = event.get("tries")
+        recheck = tries if isinstance(tries, int) and tries > 0 else 1
+        await self.answer_heartbeat({"action": "ping", "v": self.stamp}, recheck=recheck)
 
     async def current_parts(self) -> heartbeat.Parts:
         raise NotImplementedError

@@ -157,7 +157,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
             parts = {**parts, "roll": heartbeat.challenges_tally_part(self.rolls_known)}
         return parts
 
-    async def answer_heartbeat(self, message: dict, recheck: bool = False) -> None:
+    async def answer_heartbeat(self, message: dict, recheck: int = 0) -> None:
         """``BaseConsumer.answer_heartbeat``, but a ping echoing the last stamp
         sent while this session's feed holds rows not yet sent first waits
         for them (a tick at most): they go out on this socket ahead of the
@@ -167,7 +167,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         whole view."""
         if (
             message.get("action") == "ping"
-            and message.get("v", self.stamp) == self.stamp
+            and self.shown_after_frames(message.get("v", self.stamp)) == self.stamp
             and (rows_feed := getattr(self, "rows_feed", None)) is not None
             and rows_feed.busy()
         ):

@@ -337,6 +337,37 @@ async def test_a_ping_that_crossed_a_frame_on_its_way_gets_pong_not_a_whole_view
     await grady.close()
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("rechecks", "whole_view"), [(3, False), (1, True)])
+async def test_a_broadcast_later_than_the_first_recheck_still_spares_the_whole_view(
+    game, heartbeat_clock, settings, rechecks, whole_view
+):
+    """Issue 14: on a busy worker a move's broadcast may come after the first
+    recheck; up to ``HEARTBEAT_RECHECKS`` looks, each twice as late, wait
+    for it before the whole view."""
+    settings.HEARTBEAT_RECHECK_SECONDS = 0.2
+    settings.HEARTBEAT_RECHECKS = rechecks
+    helen, grady = await _phones(game)
+    held = await database_sync_to_async(_open_holding_broadcast)(game)
+    heartbeat_clock.advance(heartbeat.SNAPSHOT_SECONDS * 2)  # no snapshot answers: exact check
+    await helen.socket.send_to(text_data=json.dumps({"action": "ping", "v": helen.stamp}))
+    if whole_view:  # one look only, 0.2 s later: the whole view
+        view = await helen.socket.receive_from(timeout=5)
+        assert 'id="live"' in view and HEARTBEAT_MARK in view
+        helen._take(view)
+    else:  # the first look (0.2 s) is past, the second (0.4 s later) not yet
+        assert await helen.socket.receive_nothing(timeout=0.35)
+        await send_collected(held)
+        card = await helen.socket.receive_from(timeout=5)
+        assert 'id="live"' not in card and "Tough" in card
+        helen._take(card)
+        assert helen._take(await helen.socket.receive_from(timeout=5)) == {"type": "pong"}
+    assert helen.stamp == await current_play_stamp(game["helen"], game["session"])
+    await helen.close()
+    await grady.close()
+
+
 def _open_holding_broadcast(game) -> list:
     """Grady challenges Helen; the move's broadcasts are returned, not sent."""
     with collecting() as outbox:
