@@ -10,6 +10,7 @@ import functools
 from dataclasses import dataclass, field
 
 from django.db import connection
+from django.db.models import Case, Value, When
 
 from challenges.heartbeat import MOBS_SHOWN
 from challenges.models import MobScene as MobSceneRow
@@ -187,7 +188,8 @@ def _any_mob_sql(for_player: bool) -> str:
 
 def mob_views(session, me: int | None) -> list[MobView]:
     """The mob scenes of ``session`` a screen shows (her own for a player, all
-    for a narrator): the newest first, at most :data:`RECENT_MOBS`. First a
+    for a narrator): those going on first, then the latest settled, each
+    newest first (``heartbeat.MOB_ORDER``), at most :data:`RECENT_MOBS`. First a
     plain-SQL check that there is one (for a player: one she is in), so one
     query when there is none, the usual case, two when there is."""
     with connection.cursor() as cursor:
@@ -199,7 +201,9 @@ def mob_views(session, me: int | None) -> list[MobView]:
     rows = MobSceneRow.objects.filter(session=session)
     if me is not None:
         rows = rows.filter(participants=me)
-    rows = rows.select_related("challenge").order_by("-created_at", "-pk")
+    # heartbeat.MOB_ORDER: going on first, then the latest settled.
+    settled = Case(When(stage=MobStage.SETTLED, then=Value(1)), default=Value(0))
+    rows = rows.select_related("challenge").order_by(settled, "-created_at", "-pk")
     return [mob_view(row, me) for row in rows[:RECENT_MOBS]]
 
 

@@ -302,3 +302,31 @@ def test_a_narrator_ends_a_mob_scene_in_a_time_out_and_its_test_with_it() -> Non
     challenge.refresh_from_db()
     assert challenge.outcome == "void" and lost(t) == []
     assert Event.objects.filter(kind="mob_voided", data__reason="Ruled").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_screen_lists_the_scenes_going_on_first_then_the_latest_settled() -> None:
+    """Issue 14: the newest scenes by creation hid a scene still going on
+    behind newer ones (and its narrator's buttons), and every scene settled
+    after that many newer began. Going on first, then the latest settled;
+    the heartbeat's ``mob`` parts count the very same scenes."""
+    from challenges import heartbeat, views
+
+    t = mob_table()
+    going = opened(t)  # the oldest, going on all along
+    settled = []
+    for _ in range(heartbeat.MOBS_SHOWN + 1):
+        scene = opened(t)
+        services.mob_void(mob_id=scene.pk, reason="ended", user=t["narrator"], msg_id=mid())
+        settled.append(MobScene.objects.get(pk=scene.pk))
+    shown = views.mob_views(t["session"], None)
+    newest_settled = settled[::-1][: heartbeat.MOBS_SHOWN - 1]
+    assert [m.pk for m in shown] == [going.pk] + [m.pk for m in newest_settled]
+    assert [m.settled for m in shown] == [False] + [True] * (heartbeat.MOBS_SHOWN - 1)
+    parts = heartbeat.dashboard_parts(t["session"].pk, views.DASHBOARD_LIMIT)
+    assert parts["mob"] == heartbeat.mob_part(shown)
+    hers = views.mob_views(t["session"], t["ann"].pk)
+    assert [m.pk for m in hers] == [m.pk for m in shown]
+    assert heartbeat.play_parts(t["ann"].pk, t["session"].pk)["mob"] == heartbeat.mob_part(hers)
+    snapshot = heartbeat.session_play_parts(t["session"].pk)[1]
+    assert snapshot[t["ann"].pk]["mob"] == heartbeat.mob_part(hers)
