@@ -252,8 +252,9 @@ class Conn:
 
     def _on_frame(self, now: float, frame: str) -> None:
         if frame[:6] == "<!--v:":
-            self.stamp = frame[6 : frame.index("-->")]
-            if self.ping_at and frame.startswith(HEARTBEAT_MARK, frame.index("-->") + 3):
+            end = frame.index("-->")
+            self.stamp = frame[6:end]
+            if self.ping_at and frame.startswith(HEARTBEAT_MARK, end + 3):
                 self._answered(now, whole_view=True)  # a stale screen's ping
         if frame[:1] == "{":
             data = json.loads(frame)
