@@ -11,7 +11,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.consumer import get_handler_name
@@ -87,6 +87,25 @@ async def join_groups(layer, groups: list[str], channel: str) -> None:
     script = connection.register_script(_JOIN_SCRIPT)  # EVALSHA, loaded again if Redis forgot it
     keys = [layer._group_key(group) for group in groups]
     await script(keys=keys, args=[channel, time.time(), layer.group_expiry])
+
+
+async def receive_retrying(receive: Callable[[], Awaitable[dict]]) -> dict:
+    """The next message of ``receive()`` (a channel layer's receive of one
+    channel), retried through a layer outage with growing pauses
+    (:data:`LAYER_RETRY_SECONDS`, jittered) instead of raising: a socket, or
+    a worker's dashboard feed, keeps listening until the layer is back.
+    Cancellation is not caught."""
+    pause, longest = LAYER_RETRY_SECONDS
+    failures = 0
+    while True:
+        try:
+            return await receive()
+        except Exception as error:  # noqa: BLE001 - the layer is down: retry
+            failures += 1
+            if failures == 1:
+                log.warning("channel layer receive failed (%r); retrying", error)
+            await asyncio.sleep(pause * (0.5 + random.random() / 2))
+            pause = min(pause * 2, longest)
 
 
 class BadMessage(Exception):
@@ -292,17 +311,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
         self._layer_receive = receive
 
     async def _receive_from_layer(self) -> dict:
-        pause, longest = LAYER_RETRY_SECONDS
-        failures = 0
-        while True:
-            try:
-                return await self._layer_receive()
-            except Exception as error:  # noqa: BLE001 - the layer is down: retry
-                failures += 1
-                if failures == 1:
-                    log.warning("channel layer receive failed (%r); retrying", error)
-                await asyncio.sleep(pause * (0.5 + random.random() / 2))
-                pause = min(pause * 2, longest)
+        return await receive_retrying(self._layer_receive)
 
     async def send_json(self, payload: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(payload))

@@ -2,11 +2,12 @@
 changed, gathered from every dashboard of this worker, rendered once, and
 sent to each dashboard as one frame.
 
-Every dashboard of a session hears every ``challenge.updated`` and
-``character.updated``; each used to take its own trip to the database thread,
-place and wrap the row, sum its whole roster and send a frame, per event.
-Now a dashboard's handler only notes the id in its session's
-:class:`DashboardFeed` (no trip, no frame). The first note of a tick starts
+Every dashboard of a session needs every ``challenge.updated`` and
+``character.updated``; each used to hear it on its own channel, take its own
+trip to the database thread, place and wrap the row, sum its whole roster and
+send a frame, per event. Now the session's :class:`DashboardFeed` hears the
+session's ``narrators_group`` once per worker, on its own channel, and notes
+the id (no trip, no frame). The first note of a tick starts
 the feed's timer; ``settings.DASHBOARD_TICK_SECONDS`` later the feed takes
 what was noted (later notes wait for the next tick: nothing is lost),
 renders each changed row once in one trip to the database thread
@@ -18,7 +19,7 @@ result to every dashboard of the session on this worker
 is rendered once, at its latest version.
 
 Correctness with several workers: a feed is per process and holds no state of
-the game, only ids noted since the last flush; each worker's dashboards hear
+the game, only ids noted since the last flush; each worker's feed hears
 every event through the channel layer, and the rows are read after the
 events' commits (a version not kept by this process is read from the
 database). A dashboard whose whole view was read after a flush's rows
@@ -35,11 +36,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from challenges import heartbeat, views
+from challenges.consumers.base import join_groups, receive_retrying
+from challenges.realtime import (
+    CHALLENGE_UPDATED,
+    CHARACTER_UPDATED,
+    MOB_UPDATED,
+    ROLL_UPDATED,
+    narrators_group,
+)
 
 log = logging.getLogger(__name__)
 
@@ -176,10 +186,18 @@ def tick_seconds() -> float:
 
 
 class DashboardFeed:
-    """The dashboards of one session on this worker and the rows changed since
-    its last flush. Get it with :func:`feed_of`; dashboards :meth:`join` and
-    :meth:`leave`; their event handlers call :meth:`challenge_changed` and
-    :meth:`character_changed`."""
+    """The dashboards of one session on this worker, the worker's one channel
+    in the session's ``narrators_group``, and the rows changed since its last
+    flush. Get it with :func:`feed_of`; dashboards :meth:`join` and
+    :meth:`leave`; their event handlers call :meth:`hear`.
+
+    Issue 14: the worker's dashboards of a session do not join
+    ``narrators_group`` each; the feed does, once, on a channel of its own,
+    and hears each event once (:meth:`hear`), not once per dashboard (12
+    dashboards: 12 layer messages and 12 handler calls per event, ~40% of a
+    challenge's cost). Events that change one dashboard's own view
+    (combats, fights, clock alerts, a presence set) are passed to each
+    dashboard's channel, as the group would have."""
 
     def __init__(self, session) -> None:
         self.session = session
@@ -188,16 +206,55 @@ class DashboardFeed:
         self.characters: dict[int, None] = {}
         self.rolls: dict[int, None] = {}  # issue 14: storytelling rolls changed
         self.mobs = False  # issue 14: a mob scene (or its test) moved
+        self.dice_pools = False  # the chronicle rolls dice pools: its rolls are listed
         self.task: asyncio.Task | None = None
         # Done once the changes noted so far are delivered; of the flush under way.
         self.next_flush: asyncio.Future | None = None
         self.in_flight: asyncio.Future | None = None
+        # The feed's channel in narrators_group and the task receiving from it.
+        self.channel: str | None = None
+        self.listener: asyncio.Task | None = None
 
-    def join(self, dashboard) -> None:
+    async def join(self, dashboard) -> None:
+        """``dashboard`` (a ``NarrateConsumer``) is fed from now on; returns once
+        this worker listens to the session's ``narrators_group`` (so a view
+        read after this misses no event)."""
         self.dashboards[dashboard] = None
+        self.dice_pools = dashboard.dice_pools
+        loop = asyncio.get_running_loop()
+        if self.listener is None or self.listener.done() or self.listener.get_loop() is not loop:
+            layer = get_channel_layer()
+            # Both calls run to the end without suspending: two dashboards
+            # joining at once cannot make two listeners. The default prefix:
+            # channels-redis pulls one list per prefix, the sockets' one.
+            self.channel = await layer.new_channel()
+            self.listener = loop.create_task(self._listen(layer, self.channel))
+        await self.rejoin()
 
-    def leave(self, dashboard) -> None:
+    async def rejoin(self) -> None:
+        """Add the feed's channel to ``narrators_group`` (again: its dashboards'
+        heartbeats ask, so a Redis that lost its groups feeds them again
+        within a heartbeat; one membership for all of them). A failing layer
+        is logged, not raised: the next heartbeat tries again."""
+        if (channel := self.channel) is None:
+            return
+        try:
+            await join_groups(get_channel_layer(), [narrators_group(self.session.pk)], channel)
+        except Exception as error:  # noqa: BLE001 - retried on a dashboard's next heartbeat
+            log.warning("the dashboards' feed could not join its group (%r)", error)
+
+    async def leave(self, dashboard) -> None:
+        """``dashboard`` is gone; with the last one the feed stops listening
+        (its listener ended, its channel out of the group) and goes."""
         self.dashboards.pop(dashboard, None)
+        if not self.dashboards and self.listener is not None:
+            listener, channel = self.listener, self.channel
+            self.listener = self.channel = None
+            await _stop(listener)
+            try:
+                await get_channel_layer().group_discard(narrators_group(self.session.pk), channel)
+            except Exception as error:  # noqa: BLE001 - the membership expires anyway
+                log.warning("the dashboards' feed could not leave its group (%r)", error)
         if self.task is None:
             self._forget()
 
@@ -205,6 +262,42 @@ class DashboardFeed:
         """Without dashboards, this feed goes (a later dashboard makes a new one)."""
         if not self.dashboards and _feeds.get(self.session.pk) is self:
             del _feeds[self.session.pk]
+
+    async def _listen(self, layer, channel: str) -> None:
+        """Hear every event of ``narrators_group`` on ``channel`` until cancelled."""
+        while True:
+            message = await receive_retrying(lambda: layer.receive(channel))
+            try:
+                if not self.hear(message):
+                    await self._pass_on(layer, message)
+            except Exception:  # noqa: BLE001 - one event's failure; the heartbeat repairs
+                log.exception("the dashboards' feed could not handle %s", message.get("type"))
+
+    async def _pass_on(self, layer, message: dict) -> None:
+        """``message`` to each dashboard's own channel (its handler renders it)."""
+        for dashboard in list(self.dashboards):
+            try:
+                await layer.send(dashboard.channel_name, message)
+            except Exception as error:  # noqa: BLE001 - that screen's heartbeat repairs it
+                log.warning("passing %s to a dashboard failed (%r)", message.get("type"), error)
+
+    def hear(self, event: dict) -> bool:
+        """Note what ``event`` (a ``narrators_group`` message) changed on every
+        dashboard of the feed, for the next tick; False if it is not a
+        change the feed sends (each dashboard handles it itself)."""
+        kind = event.get("type")
+        if kind == CHALLENGE_UPDATED:
+            self.challenge_changed(event["challenge_id"], event.get("version"))
+        elif kind == CHARACTER_UPDATED and not event.get("presence"):
+            self.character_changed(event["character_id"])
+        elif kind == MOB_UPDATED:
+            self.mob_changed()
+        elif kind == ROLL_UPDATED:
+            if self.dice_pools and event.get("session_id") == self.session.pk:
+                self.roll_changed(event["roll_id"])
+        else:
+            return False
+        return True
 
     def challenge_changed(self, challenge_id: int, version: int | None) -> None:
         """Challenge ``challenge_id`` reached ``version`` (None: unknown, read it anew)."""
@@ -298,6 +391,15 @@ class DashboardFeed:
                     await dashboard.feed(changes)
                 except Exception:  # noqa: BLE001 - one socket's failure, not the others'
                     log.exception("feeding a dashboard failed")
+
+
+async def _stop(task: asyncio.Task) -> None:
+    """Cancel ``task`` and wait for it to end (its ``finally`` blocks run: a
+    channel layer's receive leaves its bookkeeping clean)."""
+    if task.done() or task.get_loop() is not asyncio.get_running_loop():
+        return
+    task.cancel()
+    await asyncio.wait({task})
 
 
 #: This process's feeds by session id.

@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from challenges import heartbeat, services, views
 from challenges.consumers import feed as feeds
 from challenges.consumers.base import BadMessage, BaseConsumer, RollActions, _field, pool_spec
-from challenges.realtime import chronicle_group, narrators_group, session_group
+from challenges.realtime import chronicle_group, session_group
 
 
 def _goto(session_id: int) -> dict[str, str]:
@@ -124,19 +124,23 @@ class NarrateConsumer(RollActions, BaseConsumer):
         self.rolls_listed: list[int] = []
         self.rolls_known = heartbeat.Tally(1)
         self.rolls_read = 0
-        await self.join(
-            narrators_group(session.pk),
-            session_group(session.pk),
-            chronicle_group(session.chronicle_id),
-        )
+        # Not narrators_group: the session's feed listens to it once for every
+        # dashboard of this worker (feed.DashboardFeed) and passes on the rest.
+        await self.join(session_group(session.pk), chronicle_group(session.chronicle_id))
         self.rows_feed = feeds.feed_of(session)
-        self.rows_feed.join(self)
+        await self.rows_feed.join(self)
         await self.send_view()
 
     async def disconnect(self, code: int) -> None:
         if (rows_feed := getattr(self, "rows_feed", None)) is not None:
-            rows_feed.leave(self)
+            await rows_feed.leave(self)
         await super().disconnect(code)
+
+    async def rejoin(self) -> None:
+        """``BaseConsumer.rejoin``, and the feed's group (``DashboardFeed.rejoin``)."""
+        await super().rejoin()
+        if (rows_feed := getattr(self, "rows_feed", None)) is not None:
+            await rows_feed.rejoin()
 
     @property
     def stamp(self) -> str:
@@ -373,8 +377,10 @@ class NarrateConsumer(RollActions, BaseConsumer):
         )
 
     async def challenge_updated(self, event: dict) -> None:
-        """A challenge changed: its row goes out with the feed's next tick."""
-        self.rows_feed.challenge_changed(event["challenge_id"], event.get("version"))
+        """A challenge changed: its row goes out with the feed's next tick
+        (the feed hears the group's events itself; this one came to this
+        socket alone)."""
+        self.rows_feed.hear(event)
 
     async def character_updated(self, event: dict) -> None:
         if event.get("presence"):
@@ -382,7 +388,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
             # and the static/simple choices change together (rare: the whole view).
             await self.send_view(with_choices=True)
             return
-        self.rows_feed.character_changed(event["character_id"])
+        self.rows_feed.hear(event)
 
     async def session_updated(self, event: dict) -> None:
         await self.send_stamped(await self._render_controls())
@@ -597,7 +603,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
     async def mob_updated(self, event: dict) -> None:
         """A mob scene or its test moved: the section goes out with the feed's
         next tick, rendered once for every dashboard of this worker."""
-        self.rows_feed.mob_changed()
+        self.rows_feed.hear(event)
 
     @database_sync_to_async
     def mob_open(self, message: dict, msg_id: str) -> None:
@@ -746,8 +752,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
 
     async def roll_updated(self, event: dict) -> None:
         """A roll changed: its card goes out with the feed's next tick."""
-        if self.dice_pools and event.get("session_id") == self.session.pk:
-            self.rows_feed.roll_changed(event["roll_id"])
+        self.rows_feed.hear(event)
 
     def _character(self, character_id: int):
         return views.character_in_session(self.session, character_id)

@@ -412,3 +412,71 @@ async def test_a_lost_mob_scene_broadcast_is_repaired_by_its_section_then_pong(s
     assert '<section id="mob-dashboard"' in section and WHOLE_VIEW not in section
     assert json.loads(answer) == {"type": "pong"}
     await _as_fresh(dashboard, session)
+
+
+async def _two_dashboards_hear_one_channel(game) -> None:
+    """Two dashboards of one session on this worker: the group holds the
+    feed's one channel, not theirs; a challenge's row and a presence set
+    (passed on to each dashboard's channel: a whole view) reach both, within
+    a second; with the last one gone the feed's channel leaves the group and
+    its listener ends."""
+    from channels.layers import get_channel_layer
+
+    from challenges.realtime import narrators_group
+
+    session = game["session"]
+    first, second = await _dashboard(game), await _dashboard(game)
+    rows_feed = feed._feeds[session.pk]
+    group = narrators_group(session.pk)
+    layer = get_channel_layer()
+    members = await _members(layer, group)
+    assert members == {rows_feed.channel}
+    assert rows_feed.channel.startswith("specific.")  # channels-redis pulls the sockets' list
+
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )
+    for dashboard in (first, second):
+        frames = await _frames(dashboard, quiet=1.0)
+        assert any(f'id="challenge-{challenge.pk}"' in f for f in frames), frames
+
+    await database_sync_to_async(services.presence_set)(
+        session=session,
+        character=game["grady"],
+        status="break",
+        user=game["narrator"],
+        msg_id=uuid.uuid4().hex,
+    )
+    for dashboard in (first, second):
+        # Raw: the simulated screen is the live part, without the page's choices.
+        frame = await dashboard.socket.receive_from(timeout=1.0)
+        assert await dashboard.socket.receive_nothing(timeout=0.5)
+        assert 'id="roster"' in frame and 'id="challenge-list"' in frame  # the whole view
+
+    listener = rows_feed.listener
+    await first.close()
+    assert rows_feed.listener is listener and not listener.done()  # one dashboard left
+    await second.close()
+    assert listener.done() and rows_feed.listener is None
+    assert await _members(layer, group) == set()
+    assert session.pk not in feed._feeds
+
+
+async def _members(layer, group: str) -> set[str]:
+    """The channels in ``group`` on ``layer`` (in-memory or channels-redis)."""
+    if hasattr(layer, "groups"):
+        return set(layer.groups.get(group, {}))
+    connection = layer.connection(layer.consistent_hash(group))
+    return {m.decode() for m in await connection.zrange(layer._group_key(group), 0, -1)}
+
+
+async def test_a_worker_hears_a_sessions_events_once_for_all_its_dashboards(game):
+    await _two_dashboards_hear_one_channel(game)
+
+
+@pytest.mark.redis
+async def test_a_worker_hears_a_sessions_events_once_for_all_its_dashboards_on_redis(game):
+    """The same through channels-redis: the feed's channel is pulled with the
+    sockets' (a channel of another prefix waited up to 5 s behind their
+    blocking pull), and the test's loop ends cleanly (no receive left)."""
+    await _two_dashboards_hear_one_channel(game)
