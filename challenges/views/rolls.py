@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from django.db.models import Q
 
+from challenges.heartbeat import ROLL_ORDER
 from challenges.models import DiceRoll
 from challenges.rules import RulesError, storytelling
 from challenges.rules.storytelling import ATTRIBUTES, SKILLS
@@ -257,13 +258,11 @@ def session_roll(session: GameSession, roll_id: int) -> DiceRoll | None:
 
 
 def dashboard_roll_rows(session: GameSession) -> list[DiceRoll]:
-    """The :data:`ROLLS_SHOWN` newest rolls of ``session``, newest first,
-    characters selected: what a dashboard lists. One query."""
-    return list(
-        DiceRoll.objects.filter(session=session).select_related("character", "opponent")[
-            :ROLLS_SHOWN
-        ]
-    )
+    """The :data:`ROLLS_SHOWN` first rolls of ``session`` in
+    ``heartbeat.ROLL_ORDER`` (those waiting on someone, newest first, then
+    the latest rolled), characters selected: what a dashboard lists. One query."""
+    rows = DiceRoll.objects.filter(session=session).select_related("character", "opponent")
+    return list(rows.order_by(*ROLL_ORDER)[:ROLLS_SHOWN])
 
 
 def dashboard_roll_changes(
@@ -296,7 +295,7 @@ def dashboard_roll_changes(
 
 
 def dashboard_rolls(session: GameSession) -> dict:
-    """The dashboard's rolls (``rolls``: the :data:`ROLLS_SHOWN` newest) and
+    """The dashboard's rolls (``rolls``: :func:`dashboard_roll_rows`) and
     what its forms offer (``roll_attributes``, ``roll_skills``,
     ``roll_characters``: present characters ``(id, name)``). Six queries at most."""
     from challenges.views.dashboard import ON_ROSTER

@@ -461,3 +461,44 @@ def test_the_admin_lists_the_rolls_read_only(night, monkeypatch, admin_client):
     page = admin_client.get(reverse("admin:challenges_diceroll_change", args=[row.pk]))
     assert page.status_code == 200 and "Dexterity + Stealth" in page.content.decode()
     assert 'name="label"' not in page.content.decode()  # nothing to edit
+
+
+def test_the_dashboard_lists_rolls_waiting_on_someone_first_then_the_latest_rolled(
+    night, monkeypatch
+):
+    """Issue 14: a roll called long ago and still waiting for her tap stays on
+    the dashboard (with the narrator's buttons) however many rolls came
+    after it; once made it goes to the top of the rolled ones. The stamp's
+    ``roll`` part counts the rolls listed."""
+    from challenges import heartbeat, views
+
+    scripted(monkeypatch, *([6] * 200))
+    waiting = _call(night)  # her tap never comes (yet)
+    opened = [
+        services.roll_open(
+            session=night["session"],
+            dice=2,
+            label=f"Open {n}",
+            user=night["narrator"],
+            msg_id=f"o{n}",
+        )
+        for n in range(views.ROLLS_SHOWN + 3)
+    ]
+    newer = _call(night, who="marcus", msg_id="call2")
+    listed = views.dashboard_roll_rows(night["session"])
+    assert len(listed) == views.ROLLS_SHOWN
+    assert [r.pk for r in listed[:2]] == [newer.pk, waiting.pk]  # waiting: newest first
+    assert [r.pk for r in listed[2:]] == [r.pk for r in reversed(opened)][: views.ROLLS_SHOWN - 2]
+
+    def part():
+        return heartbeat.rolls_part(night["session"].pk, shown=views.ROLLS_SHOWN)
+
+    assert part() == heartbeat.challenges_tally_part(
+        heartbeat.Tally(1, {r.pk: (r.version,) for r in listed})
+    )
+    _make(night, waiting)
+    listed = views.dashboard_roll_rows(night["session"])
+    assert [r.pk for r in listed[:3]] == [newer.pk, waiting.pk, opened[-1].pk]
+    assert part() == heartbeat.challenges_tally_part(
+        heartbeat.Tally(1, {r.pk: (r.version,) for r in listed})
+    )
