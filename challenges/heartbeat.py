@@ -28,7 +28,7 @@ what the screen shows changes:
   screen's stamp costs nothing more; for a chronicle that rolls dice pools
   (``storytelling``, issue 13) likewise ``fight`` (its Storytelling fights)
   and ``roll`` (:func:`rolls_part`: all her rolls on a phone; on a dashboard
-  the ``views.ROLLS_SHOWN`` it lists, in :data:`ROLL_ORDER`).
+  the ones it lists, :func:`listed_rolls`).
 
 ``Challenge.version`` only grows and every move bumps it, so a sum of versions
 changes on every move. A consumer that sends a partial frame (one dashboard row,
@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
 from django.db import connection
-from django.db.models import F, Q
+from django.db.models import Q
 
 from challenges.models import Challenge, Combat, DiceRoll, MobScene, StoryCombat, TraitLoss
 from characters.models import GameSession, Presence
@@ -78,13 +78,21 @@ MOB_ORDER = "CASE WHEN m.stage = 'settled' THEN 1 ELSE 0 END, m.created_at DESC,
 """SQL: the order of a screen's mob scenes (table alias ``m``): going on
 first, each group newest first (``views.mob_views`` orders the same)."""
 
-ROLL_ORDER = (F("rolled_at").desc(nulls_first=True), F("created_at").desc(), F("id").desc())
-"""The order of a dashboard's roll list (``views.ROLLS_SHOWN`` of them): the
-rolls waiting on someone (called, contested, an extended action going on;
-``rolled_at`` unset) first, newest first, then the latest rolled. Issue 14:
-the 20 newest by creation pushed waiting rolls off the list, and with them
-the narrator's Roll and Resist buttons (3,106 rolls never shown on the
-dashboards in the storytelling evening at 1,500 phones)."""
+
+def listed_rolls(rows, shown: int) -> tuple:
+    """A dashboard's roll list out of ``rows`` (a ``DiceRoll`` queryset of one
+    session, or its ``values_list``): the ``shown`` newest rolls waiting on
+    someone (called, contested, an extended action going on: ``rolled_at``
+    unset), newest first, then the ``shown`` latest rolled, latest first; two
+    sliced querysets (a query each). Issue 14: the 20 newest by creation
+    pushed waiting rolls off the list with the narrator's Roll and Resist
+    buttons, and results that took a while never showed (3,106 rolls never
+    shown on the dashboards in the storytelling evening at 1,500 phones)."""
+    return (
+        rows.filter(rolled_at__isnull=True).order_by("-created_at", "-id")[:shown],
+        rows.filter(rolled_at__isnull=False).order_by("-rolled_at", "-created_at", "-id")[:shown],
+    )
+
 
 COMBATS_SHOWN = 2
 """``bns`` combats a screen shows: the newest of the session (hers, on a phone)."""
@@ -634,8 +642,8 @@ def rolls_part(
     session_id: int, character_id: int | None = None, *, shown: int | None = None
 ) -> tuple[int, int, int]:
     """The ``roll`` part (issue 13, storytelling rolls) read from the database
-    (one query): the session's rolls (hers, as roller or opponent, on her
-    phone; the ``shown`` first in :data:`ROLL_ORDER`, a dashboard's
+    (one query; two on a dashboard): the session's rolls (hers, as roller or opponent, on her
+    phone; on a dashboard its list, :func:`listed_rolls` with ``shown``,
     ``views.ROLLS_SHOWN``):
     count, sum of ``DiceRoll.version``, highest id, as
     :func:`challenges_tally_part` gives of a :class:`Tally` of the rolls a
@@ -644,7 +652,10 @@ def rolls_part(
     if character_id is not None:
         rows = rows.filter(Q(character_id=character_id) | Q(opponent_id=character_id))
     pairs = rows.values_list("pk", "version")
-    versions = dict(pairs.order_by(*ROLL_ORDER)[:shown] if shown is not None else pairs)
+    if shown is None:
+        versions = dict(pairs)
+    else:
+        versions = {pk: v for listed in listed_rolls(pairs, shown) for pk, v in listed}
     return (len(versions), sum(versions.values()), max(versions, default=0))
 
 

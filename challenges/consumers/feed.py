@@ -110,13 +110,15 @@ def render_changes(
     inserts: set[int],
     rolls: dict[int, None] | None = None,
     mobs: bool = False,
+    rolls_listed: set[int] | None = None,
 ) -> Changes:
     """The rows of ``challenges`` (``{id: newest version noted}``, None: read
     anew) and of ``characters`` (ids) of ``session``, each rendered once;
     roster rows also as an insertion for the ids in ``inserts``. Rows not of
     the session, characters not on its roster are left out. Issue 14: with
     ``rolls`` (ids of storytelling rolls changed), or characters changed in
-    a chronicle that rolls dice pools, the roll list's :class:`RollChanges`;
+    a chronicle that rolls dice pools, the roll list's :class:`RollChanges`
+    (``rolls_listed``: the ids of the list the last flush sent, None: none);
     with ``mobs`` (a mob scene or its test moved), the mob scenes' section.
     Runs on the database thread: a query per challenge not kept by
     ``committed_rows`` at that version, those of
@@ -127,7 +129,7 @@ def render_changes(
     if mobs:
         changes.mobs = render_mobs(session)
     if rolls or (characters and session.chronicle.has_dice_pools):
-        changes.rolls = render_rolls(session, set(rolls or ()), set(characters))
+        changes.rolls = render_rolls(session, set(rolls or ()), set(characters), rolls_listed)
     for pk, version in challenges.items():
         context = views.dashboard_row_context(session, pk, version=version)
         if context is None:
@@ -154,10 +156,16 @@ def render_mobs(session) -> tuple[str, tuple[int, int]]:
     return html, heartbeat.mob_part(mobs)
 
 
-def render_rolls(session, rolls: set[int], characters: set[int]) -> RollChanges:
+def render_rolls(
+    session, rolls: set[int], characters: set[int], listed_before: set[int] | None = None
+) -> RollChanges:
     """:class:`RollChanges` after ``rolls`` or ``characters`` (ids) changed
-    (``views.dashboard_roll_changes``), each card rendered once."""
-    rows, cards = views.dashboard_roll_changes(session, rolls, characters)
+    (``views.dashboard_roll_changes``; with it, the cards of rolls that came
+    on the list since ``listed_before``), each card rendered once. Issue 14:
+    without them a dashboard could not place a roll that came back on its
+    list when another left, and took the whole list (each dashboard its own,
+    ~35 kB) on nearly every tick of the storytelling evening."""
+    rows, cards = views.dashboard_roll_changes(session, rolls, characters, listed_before)
     choices = views.roll_choices()
     return RollChanges(
         listed=[(row.pk, row.version) for row in rows],
@@ -207,6 +215,7 @@ class DashboardFeed:
         self.rolls: dict[int, None] = {}  # issue 14: storytelling rolls changed
         self.mobs = False  # issue 14: a mob scene (or its test) moved
         self.dice_pools = False  # the chronicle rolls dice pools: its rolls are listed
+        self.rolls_listed: set[int] | None = None  # ids of the roll list the last flush sent
         self.task: asyncio.Task | None = None
         # Done once the changes noted so far are delivered; of the flush under way.
         self.next_flush: asyncio.Future | None = None
@@ -380,11 +389,13 @@ class DashboardFeed:
         inserts = {pk for pk in characters if any(pk not in d.known_roster for d in dashboards)}
         try:
             changes = await database_sync_to_async(render_changes)(
-                self.session, challenges, characters, inserts, rolls, mobs
+                self.session, challenges, characters, inserts, rolls, mobs, self.rolls_listed
             )
         except Exception:  # noqa: BLE001 - the heartbeat repairs the screens
             log.exception("rendering the dashboards' changed rows failed")
             return
+        if changes.rolls is not None:
+            self.rolls_listed = {pk for pk, _ in changes.rolls.listed}
         for dashboard in dashboards:
             if dashboard in self.dashboards:
                 try:

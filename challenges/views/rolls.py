@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from django.db.models import Q
 
-from challenges.heartbeat import ROLL_ORDER
+from challenges.heartbeat import listed_rolls
 from challenges.models import DiceRoll
 from challenges.rules import RulesError, storytelling
 from challenges.rules.storytelling import ATTRIBUTES, SKILLS
@@ -29,7 +29,8 @@ from characters.models import Character, GameSession
 from characters.story_sheets import StorySheetView, story_sheets
 
 ROLLS_SHOWN = 20
-"""Rolls a dashboard lists, newest first."""
+"""Rolls a dashboard lists of each kind: waiting on someone, and rolled
+(``heartbeat.listed_rolls``)."""
 
 PHONE_DONE_SHOWN = 5
 """Finished rolls a phone keeps under the ones waiting for her."""
@@ -258,23 +259,30 @@ def session_roll(session: GameSession, roll_id: int) -> DiceRoll | None:
 
 
 def dashboard_roll_rows(session: GameSession) -> list[DiceRoll]:
-    """The :data:`ROLLS_SHOWN` first rolls of ``session`` in
-    ``heartbeat.ROLL_ORDER`` (those waiting on someone, newest first, then
-    the latest rolled), characters selected: what a dashboard lists. One query."""
+    """What a dashboard lists (``heartbeat.listed_rolls``): the
+    :data:`ROLLS_SHOWN` newest rolls of ``session`` waiting on someone, newest
+    first, then its :data:`ROLLS_SHOWN` latest rolled, latest first;
+    characters selected. Two queries."""
     rows = DiceRoll.objects.filter(session=session).select_related("character", "opponent")
-    return list(rows.order_by(*ROLL_ORDER)[:ROLLS_SHOWN])
+    return [row for listed in listed_rolls(rows, ROLLS_SHOWN) for row in listed]
 
 
 def dashboard_roll_changes(
-    session: GameSession, rolls: set[int], characters: set[int]
+    session: GameSession,
+    rolls: set[int],
+    characters: set[int],
+    listed_before: set[int] | None = None,
 ) -> tuple[list[DiceRoll], list[RollCard]]:
     """What the dashboards' roll lists need after the rolls ``rolls`` (ids)
     or the characters ``characters`` (ids: her Willpower or health, which a
     waiting roll's card draws) changed: ``(rows, cards)``, the rows a
     dashboard lists (:func:`dashboard_roll_rows`) and the cards of those of
-    them that may look different now: each of ``rolls``, and each still
+    them that may look different now: each of ``rolls``, each still
     waiting or going on that involves a character of ``rolls`` or
-    ``characters`` (a roll spends Willpower). Two queries, one more for
+    ``characters`` (a roll spends Willpower), and each not in
+    ``listed_before`` (the ids the dashboards listed: a roll that comes
+    back on the list when another leaves it, which they no longer show;
+    None: not known). Three queries, one more for
     rolls of ``rolls`` not listed, and four for the sheets if a card
     drawn is still waiting."""
     rows = dashboard_roll_rows(session)
@@ -289,7 +297,9 @@ def dashboard_roll_changes(
     drawn = [
         r
         for r in rows
-        if r.pk in rolls or (not r.is_over and {r.character_id, r.opponent_id} & people)
+        if r.pk in rolls
+        or (not r.is_over and {r.character_id, r.opponent_id} & people)
+        or (listed_before is not None and r.pk not in listed_before)
     ]
     return rows, roll_cards(drawn, session, me=None, narrator=True)
 

@@ -468,8 +468,9 @@ def test_the_dashboard_lists_rolls_waiting_on_someone_first_then_the_latest_roll
 ):
     """Issue 14: a roll called long ago and still waiting for her tap stays on
     the dashboard (with the narrator's buttons) however many rolls came
-    after it; once made it goes to the top of the rolled ones. The stamp's
-    ``roll`` part counts the rolls listed."""
+    after it, above the ``ROLLS_SHOWN`` latest rolled; once made it goes to
+    the top of the rolled ones. The stamp's ``roll`` part counts the rolls
+    listed."""
     from challenges import heartbeat, views
 
     scripted(monkeypatch, *([6] * 200))
@@ -486,9 +487,8 @@ def test_the_dashboard_lists_rolls_waiting_on_someone_first_then_the_latest_roll
     ]
     newer = _call(night, who="marcus", msg_id="call2")
     listed = views.dashboard_roll_rows(night["session"])
-    assert len(listed) == views.ROLLS_SHOWN
     assert [r.pk for r in listed[:2]] == [newer.pk, waiting.pk]  # waiting: newest first
-    assert [r.pk for r in listed[2:]] == [r.pk for r in reversed(opened)][: views.ROLLS_SHOWN - 2]
+    assert [r.pk for r in listed[2:]] == [r.pk for r in reversed(opened)][: views.ROLLS_SHOWN]
 
     def part():
         return heartbeat.rolls_part(night["session"].pk, shown=views.ROLLS_SHOWN)
@@ -502,3 +502,29 @@ def test_the_dashboard_lists_rolls_waiting_on_someone_first_then_the_latest_roll
     assert part() == heartbeat.challenges_tally_part(
         heartbeat.Tally(1, {r.pk: (r.version,) for r in listed})
     )
+
+
+def test_a_roll_that_comes_back_on_the_dashboards_list_is_drawn_for_the_feed(night, monkeypatch):
+    """Issue 14: when a waiting roll is rolled, a roll beyond the list's
+    waiting ones comes back on it; the feed's next flush draws its card
+    (it is not in ``listed_before``, the list the dashboards show), so a
+    dashboard can place it instead of taking its whole list."""
+    from challenges import views
+    from challenges.consumers import feed
+
+    scripted(monkeypatch, *([6] * 400))
+    # Iris's rolls, and one of Marcus's (his alone changes when he rolls it).
+    calls = [
+        _call(night, who="marcus" if n == 5 else "iris", msg_id=f"call{n}")
+        for n in range(views.ROLLS_SHOWN + 1)
+    ]
+    first = feed.render_changes(night["session"], {}, {}, set(), {calls[-1].pk: None})
+    listed = {pk for pk, _ in first.rolls.listed}
+    assert calls[0].pk not in listed  # the oldest waiting roll is beyond the list
+    _make(night, calls[5], who="marcus", msg_id="make5")  # rolled: to the results...
+    changed = {calls[5].pk: None}
+    again = feed.render_changes(night["session"], {}, {}, set(), changed, False, listed)
+    # ...and the oldest waiting comes back on the list: both cards drawn.
+    assert set(again.rolls.cards) == {calls[5].pk, calls[0].pk}
+    unknown = feed.render_changes(night["session"], {}, {}, set(), changed, False, None)
+    assert set(unknown.rolls.cards) == {calls[5].pk}  # no list known: the changed card only
