@@ -376,19 +376,15 @@ class NarrateConsumer(RollActions, BaseConsumer):
             "challenges/_narrator_controls_oob.html", {"session": self.session, "oob": True}
         )
 
-    async def challenge_updated(self, event: dict) -> None:
-        """A challenge changed: its row goes out with the feed's next tick
-        (the feed hears the group's events itself; this one came to this
-        socket alone)."""
-        self.rows_feed.hear(event)
+    # challenge.updated, mob.updated, roll.updated and the other
+    # character.updated reach no dashboard: its feed notes them
+    # (``DashboardFeed.hear``) and passes on only what follows.
 
     async def character_updated(self, event: dict) -> None:
-        if event.get("presence"):
-            # A narrator marked someone present, on a break or absent: the roster
-            # and the static/simple choices change together (rare: the whole view).
-            await self.send_view(with_choices=True)
-            return
-        self.rows_feed.hear(event)
+        """A narrator marked someone present, on a break or absent (the feed
+        passes on only these): the roster and the static/simple choices
+        change together (rare: the whole view)."""
+        await self.send_view(with_choices=True)
 
     async def session_updated(self, event: dict) -> None:
         await self.send_stamped(await self._render_controls())
@@ -600,11 +596,6 @@ class NarrateConsumer(RollActions, BaseConsumer):
         )
 
     # Mob scenes (issue 11, section 2) -----------------------------------------
-    async def mob_updated(self, event: dict) -> None:
-        """A mob scene or its test moved: the section goes out with the feed's
-        next tick, rendered once for every dashboard of this worker."""
-        self.rows_feed.hear(event)
-
     @database_sync_to_async
     def mob_open(self, message: dict, msg_id: str) -> None:
         ids = message.get("characters") or []
@@ -749,10 +740,6 @@ class NarrateConsumer(RollActions, BaseConsumer):
         self._keep_rolls(cards)
         context = {"rolls": cards, "oob": True, **views.roll_choices()}
         return render_to_string("challenges/_roll_dashboard.html", context)
-
-    async def roll_updated(self, event: dict) -> None:
-        """A roll changed: its card goes out with the feed's next tick."""
-        self.rows_feed.hear(event)
 
     def _character(self, character_id: int):
         return views.character_in_session(self.session, character_id)
