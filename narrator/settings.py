@@ -111,7 +111,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several phones write at once; wait for the lock instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
-    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL;"
+    # WAL: readers never wait for the writer. synchronous=NORMAL (issue 14): a
+    # commit is written to the WAL without waiting for the disk (fsync only at
+    # checkpoints), so a killed or restarted server loses nothing and the
+    # database is never corrupted; only a power cut or an OS crash may undo the
+    # last moves. FULL kept the one database thread waiting ~0.3 ms per commit.
+    DATABASES["default"]["OPTIONS"]["init_command"] = (
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 
