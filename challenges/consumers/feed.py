@@ -32,8 +32,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -188,6 +190,100 @@ def row_frame(row_html: str, where: str, remove: list[int]) -> str:
     return f'{deletes}<div hx-swap-oob="{where}">{row_html}</div>' if where else deletes
 
 
+@dataclass(frozen=True)
+class WholeView:
+    """One read of a session's whole dashboard (``narrate_live.html``),
+    shared by every dashboard of this worker that asked for it before the
+    read began (:class:`SharedRead`; issue 14: at 1,500 characters a whole
+    dashboard costs ~0.8 s of the database thread and ~0.75 MB, and twelve
+    dashboards connecting, or a presence set, asked for twelve at once).
+
+    ``read``: :func:`next_read` before reading; ``parts``: the stamp's
+    parts read before rendering; ``html``; ``choices``: the static and simple
+    tests' character choices, out of band (None: not asked); ``versions``
+    ``{challenge id: (version,)}`` and ``places`` ``{challenge id:
+    views.dashboard_place()}`` of the rows listed; ``roster`` ``{character
+    id: roster_entry()}``; ``rolls``: ``(id, version)`` of the roll cards
+    listed, in order; ``session``: the session's Time out and end fields as
+    read (``{field: value}``); ``following``: the chronicle's open session's
+    id when this one ended (None: none or not ended). Each dashboard makes
+    its own tallies from these (:meth:`NarrateConsumer._render_view`)."""
+
+    read: int
+    parts: dict[str, tuple[int, ...]]
+    html: str
+    choices: str | None
+    versions: dict[int, tuple[int]]
+    places: dict[int, tuple]
+    roster: dict[int, tuple[int, int, int]]
+    rolls: list[tuple[int, int]]
+    session: dict[str, Any]
+    following: int | None
+
+
+T = TypeVar("T")
+
+
+class _Pending(Generic[T]):
+    """A read asked for and not begun yet (``started``: it has begun)."""
+
+    def __init__(self, future: asyncio.Future) -> None:
+        self.future = future
+        self.started = False
+        self.flag = False
+
+
+class SharedRead(Generic[T]):
+    """One read on the database thread for every caller that asks before it
+    begins: :meth:`get` joins the read asked for and not yet begun, or asks
+    for a new one. A read that has begun is never joined, so each caller gets
+    a read that began after it asked (it sees every commit before its call).
+    The database thread runs one read at a time, so callers arriving while
+    one runs share the next."""
+
+    def __init__(self, run: Callable[[Callable[[], T]], Awaitable[T]] | None = None) -> None:
+        # run(work): run ``work`` on the database thread (default: Channels'
+        # database_sync_to_async); tests give their own.
+        self._run_work = run or (lambda work: database_sync_to_async(work)())
+        self._pending: _Pending[T] | None = None
+        self._lock = threading.Lock()  # the flag and "begun" are read on the database thread
+
+    async def get(self, read: Callable[[bool], T], flag: bool = False) -> T:
+        """The result of ``read(flag)`` (a function run on the database
+        thread), by a read that begins after this call; ``flag`` is the OR
+        of every sharing caller's. Raises what ``read`` raises."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            pending = self._pending
+            start = pending is None or pending.started or pending.future.get_loop() is not loop
+            if start:
+                pending = self._pending = _Pending(loop.create_future())
+            assert pending is not None
+            pending.flag |= flag
+        if start:
+            loop.create_task(self._read(pending, read))
+        return await asyncio.shield(pending.future)
+
+    async def _read(self, pending: _Pending[T], read: Callable[[bool], T]) -> None:
+        def work() -> T:
+            with self._lock:
+                pending.started = True
+                flag = pending.flag
+                if self._pending is pending:
+                    self._pending = None
+            return read(flag)
+
+        try:
+            result = await self._run_work(work)
+        except asyncio.CancelledError:
+            pending.future.cancel()
+            raise
+        except Exception as error:  # noqa: BLE001 - each caller gets it
+            pending.future.set_exception(error)
+        else:
+            pending.future.set_result(result)
+
+
 def tick_seconds() -> float:
     """``settings.DASHBOARD_TICK_SECONDS``: how long a feed gathers changes."""
     return float(getattr(settings, "DASHBOARD_TICK_SECONDS", 0.1))
@@ -223,6 +319,15 @@ class DashboardFeed:
         # The feed's channel in narrators_group and the task receiving from it.
         self.channel: str | None = None
         self.listener: asyncio.Task | None = None
+        # Whole views read once for the dashboards asking at the same time.
+        self.views: SharedRead[WholeView] = SharedRead()
+
+    async def whole_view(self, read: Callable[[bool], WholeView], choices: bool) -> WholeView:
+        """A :class:`WholeView` read after this call (``read(choices)`` on the
+        database thread, a dashboard's), shared with the dashboards that
+        ask before its read begins (``choices``: the character choices too,
+        if any of them asks). Raises what ``read`` raises."""
+        return await self.views.get(read, choices)
 
     async def join(self, dashboard) -> None:
         """``dashboard`` (a ``NarrateConsumer``) is fed from now on; returns once

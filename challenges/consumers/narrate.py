@@ -253,32 +253,65 @@ class NarrateConsumer(RollActions, BaseConsumer):
     async def current_parts(self) -> heartbeat.Parts:
         return await database_sync_to_async(self._parts)()
 
-    @database_sync_to_async
-    def _render_view(self, with_choices: bool = False) -> str:
-        """The whole dashboard; ``with_choices``: also the static challenge's
-        and simple test's character choices (who is here changed)."""
-        self.view_read = feeds.next_read()
-        self.repaired = ({}, {}, None)
-        self.stamp_parts = self._parts()  # before rendering, as on a phone
-        self.fed = set()
-        context = views.dashboard_context(self.session)
+    #: The session's fields a whole view reads again (``views.dashboard_context``).
+    SESSION_FIELDS = ("time_out", "time_out_since", "time_out_seconds", "ended_at")
+
+    def _read_view(self, choices: bool) -> feeds.WholeView:
+        """The whole dashboard read now (on the database thread), for every
+        dashboard of this session on this worker that asked for it before
+        (``feed.DashboardFeed.whole_view``): nothing of this dashboard's own
+        is changed or used but its session and ruleset flags, which all share.
+        ``choices``: the static challenge's and simple test's character
+        choices too (who is here changed)."""
+        read = feeds.next_read()
+        parts = self._parts()  # before rendering, as on a phone
+        session = self.session
+        context = views.dashboard_context(session)
+        following = None
+        if session.ended_at is not None:
+            opened = session.chronicle.open_session()
+            following = opened.pk if opened is not None else None
+        return feeds.WholeView(
+            read=read,
+            parts=parts,
+            html=render_to_string("challenges/narrate_live.html", context),
+            choices=(
+                render_to_string("challenges/_character_choices_oob.html", context)
+                if choices
+                else None
+            ),
+            versions={c.pk: (c.version,) for c in context["challenges"]},
+            places={row.pk: views.dashboard_place(row) for row in context["rows"]},
+            roster={e.character.pk: feeds.roster_entry(e) for e in context["roster"]},
+            rolls=[(card.pk, card.version) for card in context["rolls"]],
+            session={name: getattr(session, name) for name in self.SESSION_FIELDS},
+            following=following,
+        )
+
+    async def _render_view(self, with_choices: bool = False) -> str:
+        """The whole dashboard, from a read shared with this worker's other
+        dashboards of the session asking at the same time (issue 14); its
+        tallies and places made from it. A ``goto`` control frame (JSON)
+        instead when the session it showed open ended and another is open."""
+        view = await self.rows_feed.whole_view(self._read_view, with_choices)
+        for name, value in view.session.items():
+            setattr(self.session, name, value)
         if self.shown_open and self.session.ended_at is not None:
             self.shown_open = False
-            following = self.session.chronicle.open_session()
-            if following is not None:
-                return json.dumps(_goto(following.pk))
-        self.known = heartbeat.Tally(1, {c.pk: (c.version,) for c in context["challenges"]})
-        self.places = views.Placement(
-            {row.pk: views.dashboard_place(row) for row in context["rows"]}
-        )
-        self.known_roster = heartbeat.Tally(
-            3, {e.character.pk: feeds.roster_entry(e) for e in context["roster"]}
-        )
-        self._keep_rolls(context["rolls"])
-        html = render_to_string("challenges/narrate_live.html", context)
-        if with_choices:
-            html += render_to_string("challenges/_character_choices_oob.html", context)
-        return html
+            if view.following is not None:
+                return json.dumps(_goto(view.following))
+        self.view_read = view.read
+        self.repaired = ({}, {}, None)
+        self.stamp_parts = dict(view.parts)
+        self.fed = set()
+        self.known = heartbeat.Tally(1, view.versions)
+        self.places = views.Placement(view.places)
+        self.known_roster = heartbeat.Tally(3, view.roster)
+        self.rolls_listed = [pk for pk, _ in view.rolls]
+        self.rolls_known = heartbeat.Tally(1, {pk: (version,) for pk, version in view.rolls})
+        if with_choices and view.choices is not None:
+            return view.html + view.choices
+        return view.html
 
     async def send_view(self, with_choices: bool = False, heartbeat_answer: bool = False) -> None:
         async with self.frames:

@@ -440,13 +440,7 @@ async def _two_dashboards_hear_one_channel(game) -> None:
         frames = await _frames(dashboard, quiet=1.0)
         assert any(f'id="challenge-{challenge.pk}"' in f for f in frames), frames
 
-    await database_sync_to_async(services.presence_set)(
-        session=session,
-        character=game["grady"],
-        status="break",
-        user=game["narrator"],
-        msg_id=uuid.uuid4().hex,
-    )
+    await _grady_takes_a_break(game)
     for dashboard in (first, second):
         # Raw: the simulated screen is the live part, without the page's choices.
         frame = await dashboard.socket.receive_from(timeout=1.0)
@@ -460,6 +454,17 @@ async def _two_dashboards_hear_one_channel(game) -> None:
     assert listener.done() and rows_feed.listener is None
     assert await _members(layer, group) == set()
     assert session.pk not in feed._feeds
+
+
+async def _grady_takes_a_break(game) -> None:
+    """A narrator sets Grady on a break (a presence set: whole dashboards)."""
+    await database_sync_to_async(services.presence_set)(
+        session=game["session"],
+        character=game["grady"],
+        status="break",
+        user=game["narrator"],
+        msg_id=uuid.uuid4().hex,
+    )
 
 
 async def _members(layer, group: str) -> set[str]:
@@ -480,3 +485,100 @@ async def test_a_worker_hears_a_sessions_events_once_for_all_its_dashboards_on_r
     sockets' (a channel of another prefix waited up to 5 s behind their
     blocking pull), and the test's loop ends cleanly (no receive left)."""
     await _two_dashboards_hear_one_channel(game)
+
+
+# Whole views shared by the dashboards asking at once (feed.SharedRead) -------
+
+
+def _threaded_reads():
+    """A ``SharedRead`` whose reads run in a thread of their own, each
+    waiting for ``go`` (so a test decides when a read begins and ends), and
+    the log of ``(flag, number)`` each read was called with."""
+    import asyncio
+    import threading
+
+    go = threading.Event()
+    calls: list[tuple[bool, int]] = []
+
+    def read(flag: bool) -> int:
+        number = len(calls) + 1
+        calls.append((flag, number))
+        assert go.wait(5)
+        return number
+
+    return feed.SharedRead(run=lambda work: asyncio.to_thread(work)), read, go, calls
+
+
+async def test_dashboards_asking_before_a_read_begins_share_it_with_their_flags_ored():
+    import asyncio
+
+    shared, read, go, calls = _threaded_reads()
+    go.set()
+    first, second, third = await asyncio.gather(
+        shared.get(read, False), shared.get(read, True), shared.get(read, False)
+    )
+    assert first == second == third == 1
+    assert calls == [(True, 1)]  # one read, with the choices one of them asked for
+
+
+async def test_a_dashboard_asking_once_a_read_began_gets_a_read_that_begins_after():
+    """A read that has begun may have missed a commit made before the call
+    (a presence set whose event asked for the view): never joined."""
+    import asyncio
+
+    shared, read, go, calls = _threaded_reads()
+    first = asyncio.ensure_future(shared.get(read, False))
+    async with asyncio.timeout(5):
+        while not calls:  # the first read has begun (and waits for go)
+            await asyncio.sleep(0.01)
+    later = [asyncio.ensure_future(shared.get(read, flag)) for flag in (False, True)]
+    await asyncio.sleep(0.05)
+    go.set()
+    assert await first == 1
+    assert [await f for f in later] == [2, 2]  # the two later ones share the second
+    assert calls == [(False, 1), (True, 2)]
+
+
+async def test_a_failed_shared_read_fails_every_dashboard_that_shared_it():
+    import asyncio
+
+    def read(flag: bool) -> int:
+        raise RuntimeError("the database is gone")
+
+    shared = feed.SharedRead(run=lambda work: asyncio.to_thread(work))
+    results = await asyncio.gather(shared.get(read), shared.get(read), return_exceptions=True)
+    assert [str(r) for r in results] == ["the database is gone"] * 2
+    assert await asyncio.gather(shared.get(lambda flag: 7)) == [7]  # the next read is new
+
+
+async def test_a_presence_set_reads_the_whole_dashboard_once_for_three_dashboards(
+    game, monkeypatch
+):
+    """Issue 14: a presence set (and dashboards connecting at once) asked each
+    dashboard for its whole view, ~0.8 s of the database thread each at 1,500
+    characters; now the dashboards asking before a read begins share it.
+    Each still ends showing what a fresh dashboard shows, choices included."""
+    from challenges.consumers.narrate import NarrateConsumer
+
+    session = game["session"]
+    dashboards = [await _dashboard(game) for _ in range(3)]
+    reads = []
+    read_view = NarrateConsumer._read_view
+
+    def counted(self, choices):
+        reads.append(choices)
+        return read_view(self, choices)
+
+    monkeypatch.setattr(NarrateConsumer, "_read_view", counted)
+    await _grady_takes_a_break(game)
+    for dashboard in dashboards:
+        # Raw: the simulated screen is the live part, without the page's choices.
+        frame = await dashboard.socket.receive_from(timeout=2.0)
+        assert await dashboard.socket.receive_nothing(timeout=0.3)
+        dashboard.stamp = split_stamp(frame)[0]
+        assert 'id="roster"' in frame and 'id="challenge-list"' in frame  # the whole view
+        assert 'hx-swap-oob="innerHTML:#static-character"' in frame  # the choices
+    assert reads == [True]  # one read for the three, with the choices
+    for dashboard in dashboards:
+        assert dashboard.stamp == await current_dashboard_stamp(session)
+        await dashboard.close()
