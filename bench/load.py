@@ -605,15 +605,16 @@ async def open_all(
     async def attempt(conn: Conn) -> Exception | None:
         async with gate:
             # A phone's view holds id="live"; a dashboard's, the challenge list;
-            # a reconnect naming a current stamp gets "pong" (its screen stays).
-            view = conn.wait(re.compile(r'(id="live"|id="challenge-list"|"type": "pong")'))
+            # a reconnect naming a current stamp gets "pong" (its screen stays),
+            # or only the Time out banner when that is all it missed.
+            view = conn.wait(FIRST_ANSWER)
             start = time.perf_counter() if since is None else since
             try:
                 await conn.open()
                 arrived, found = await within(view)
                 times.append(arrived - start)
                 conn.start_heartbeat()
-                answers["pong" if "pong" in str(found) else "view"] += 1
+                answers[_answer_kind(str(found))] += 1
                 return None
             except (OSError, Lost, TimeoutError) as error:
                 return error
@@ -644,6 +645,22 @@ async def open_all(
 
     await asyncio.gather(*(one(c) for c in conns))
     return times, failed
+
+
+#: A socket's first answer after it opens: a whole view (a phone's holds
+#: id="live", a dashboard's the challenge list), "pong" (a reconnect naming a
+#: current stamp) or a frame that is only the Time out banner (a reconnect
+#: whose screen missed only a Time out called or lifted).
+FIRST_ANSWER = re.compile(
+    r'(id="live"|id="challenge-list"|"type": "pong"|^<!--v:[0-9a-f]{16}--><div id="time-out")'
+)
+
+
+def _answer_kind(found: str) -> str:
+    """``view``, ``pong`` or ``banner``: what :data:`FIRST_ANSWER` found."""
+    if "pong" in found:
+        return "pong"
+    return "banner" if found.startswith("<!--v:") else "view"
 
 
 _BACKOFF = random.Random(13)
@@ -934,6 +951,7 @@ async def reconnect_stale(
         f"{'jittered as app.js, ' if jitter else 'all at once, '}"
         f"{back} of {everyone} back in {result.elapsed:.1f} s: "
         f"{answers['view']} whole views, {answers['pong']} pong"
+        + (f", {answers['banner']} the Time out banner only" if answers["banner"] else "")
     )
     if errors:
         result.note += " (" + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"

@@ -45,6 +45,18 @@ def _time_out_html(time_out: bool) -> str:
     )
 
 
+def _time_out_only(parts: heartbeat.Parts, shown: str) -> bool:
+    """True if ``shown`` (a stamp) is the stamp of ``parts`` (her view now)
+    but for the session's Time out, called or lifted since: the one change a
+    whole hall's phones miss together (issue 14: in a reconnect storm after
+    the wifi dropped, the banner instead of 1,500 whole views)."""
+    session = parts.get("session")
+    if session is None:
+        return False
+    time_out, ended = session
+    return heartbeat.digest({**parts, "session": (1 - time_out, ended)}) == shown
+
+
 def _echoed_stamp(scope: dict) -> str | None:
     """The ``v`` of the socket URL's query (the stamp a reconnecting screen
     shows), if it looks like a stamp."""
@@ -129,26 +141,39 @@ class PlayConsumer(RollActions, BaseConsumer):
         await self.join(*groups)
         # A reconnect names the stamp its screen shows: if it is current, the
         # phone keeps its screen and gets "pong" (a reconnect storm after a
-        # wifi drop then renders nothing).
-        if (echoed := _echoed_stamp(self.scope)) and await self._resume(echoed):
-            await self.send_json({"type": "pong"})
+        # wifi drop then renders nothing), or only the Time out banner.
+        echoed = _echoed_stamp(self.scope)
+        if echoed and (frame := await self._resume(echoed)) is not None:
+            if frame:
+                await self.send_stamped(frame)
+            else:
+                await self.send_json({"type": "pong"})
             return
         await self.send_view()
 
     @database_sync_to_async
-    def _resume(self, echoed: str) -> bool:
-        """True if ``echoed`` is the stamp of her current view; then learn what
-        that screen shows (her cards' ids and versions) without rendering.
-        The cards are read before the stamp: a move committed in between
-        changes the stamp, so the phone gets its whole view instead."""
+    def _resume(self, echoed: str) -> str | None:
+        """What a reconnecting screen showing stamp ``echoed`` needs: "" if it
+        is the stamp of her current view (``pong``), the Time out banner if
+        it is but for a Time out called or lifted meanwhile
+        (:func:`_time_out_only`), None if only her whole view can say (then
+        nothing here changed). When not None, learn what that screen shows
+        (her cards' ids and versions) without rendering. The cards are read
+        before the stamp: a move committed in between changes the stamp, so
+        the phone gets its whole view instead."""
         if self.session is None:
-            return False
+            return None
         shown, done = views.phone_cards_shown(self.character, self.session)
         parts = self._parts()
-        if heartbeat.digest(parts) != echoed:
-            return False
+        if heartbeat.digest(parts) == echoed:
+            frame = ""
+        elif _time_out_only(parts, echoed):
+            frame = _time_out_html(bool(parts["session"][0]))
+            self.session.time_out = bool(parts["session"][0])
+        else:
+            return None
         self.stamp_parts, self.shown, self.done, self.sheet = parts, shown, done, None
-        return True
+        return frame
 
     def _parts(self) -> heartbeat.Parts:
         parts = heartbeat.play_parts(
@@ -347,6 +372,21 @@ class PlayConsumer(RollActions, BaseConsumer):
         so a result that cost her some redraws only its card and her sheet."""
         others = set(self.shown) - set(self.done) - {challenge_id}
         return not others and not self.stamp_parts.get("mob", (0,))[0]
+
+    async def repair(self) -> bool:
+        """A phone the recheck still found behind the database whose screen
+        differs only by a Time out called or lifted (its broadcast lost) gets
+        the banner, then ``pong``, not its whole view (issue 14); False
+        otherwise (the whole view goes)."""
+        parts = await self.current_parts()
+        shown = self.stamp_parts
+        if "session" not in parts or not _time_out_only(parts, heartbeat.digest(shown)):
+            return False
+        self.session.time_out = bool(parts["session"][0])
+        self.stamp_parts = {**shown, "session": parts["session"]}
+        await self.send_stamped(_time_out_html(self.session.time_out))
+        await self.send_json({"type": "pong"})
+        return True
 
     async def send_view(self, heartbeat_answer: bool = False) -> None:
         html = await self._render_view()

@@ -12,6 +12,7 @@ Traits redraw the whole view.
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -20,6 +21,7 @@ from django.template.loader import render_to_string
 
 from challenges import rows, views
 from challenges.models import Challenge
+from characters.models import GameSession
 from characters.services import character_sheet
 from tests.factories import make_character, make_user, opposed_challenge
 from tests.faults.phones import Phone, current_play_stamp
@@ -337,5 +339,71 @@ async def test_a_stamp_from_before_a_move_gets_the_whole_view(game):
     assert grady.stamp != old_stamp
     first = await _reconnect(grady, f"?v={old_stamp}")
     assert f'id="card-{pk}"' in first and 'id="live"' in first
+    await helen.close()
+    await grady.close()
+
+
+async def _time_out_behind_her_back(game, time_out: bool = True) -> None:
+    """A narrator calls Time out (or lifts it) with no broadcast reaching
+    anyone (her phone was away, or the channel layer lost it)."""
+    await database_sync_to_async(
+        lambda: GameSession.objects.filter(pk=game["session"].pk).update(time_out=time_out)
+    )()
+
+
+async def _away_for_a_time_out(grady: Phone, game, time_out: bool) -> str:
+    """Grady's phone drops, Time out is called (or lifted), he reconnects
+    naming his stamp: the first frame, applied to the screen his page kept,
+    which must then be current; returns that frame."""
+    screen, stamp = grady.screen, grady.stamp
+    await grady.drop()
+    await _time_out_behind_her_back(game, time_out)
+    first = await _reconnect(grady, f"?v={stamp}")
+    assert first.startswith("<!--v:") and 'id="live"' not in first  # not the whole view
+    assert grady.stamp != stamp  # the banner came stamped with the view now
+    grady.screen = screen  # the page keeps its DOM across a reconnect
+    grady._take(first)
+    await _assert_current(grady, game["grady"], game["session"])
+    return first
+
+
+async def test_a_reconnect_that_missed_only_a_time_out_gets_the_banner_not_the_whole_view(game):
+    """Issue 14: after the hall's wifi dropped, the change most phones missed
+    together is a Time out: its banner, not 1,500 whole views."""
+    helen, grady = await _phones(game)
+    await _open(helen, game)
+    await grady.settle()
+    first = await _away_for_a_time_out(grady, game, time_out=True)
+    assert "time-out" in first and len(first) < 1000
+    await _away_for_a_time_out(grady, game, time_out=False)  # lifted while away again
+    await helen.close()
+    await grady.close()
+
+
+async def test_a_reconnect_that_missed_a_time_out_and_a_move_gets_the_whole_view(game):
+    helen, grady = await _phones(game)
+    stamp = grady.stamp
+    await grady.drop()
+    await database_sync_to_async(opposed_challenge)(
+        game["session"], game["helen"], game["grady"], bid="Ferocious"
+    )
+    await _time_out_behind_her_back(game)
+    first = await _reconnect(grady, f"?v={stamp}")
+    assert 'id="live"' in first
+    await _assert_current(grady, game["grady"], game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_a_ping_after_a_lost_time_out_broadcast_gets_the_banner_then_pong(game, settings):
+    settings.HEARTBEAT_RECHECK_SECONDS = 0.01
+    helen, grady = await _phones(game)
+    await _time_out_behind_her_back(game)
+    await grady.socket.send_to(text_data=json.dumps({"action": "ping", "v": grady.stamp}))
+    banner = await grady.socket.receive_from(timeout=5)
+    assert banner.startswith("<!--v:") and 'id="live"' not in banner and "time-out" in banner
+    grady._take(banner)
+    assert json.loads(await grady.socket.receive_from(timeout=5)) == {"type": "pong"}
+    await _assert_current(grady, game["grady"], game["session"])
     await helen.close()
     await grady.close()
