@@ -320,14 +320,14 @@ class DashboardFeed:
         self.channel: str | None = None
         self.listener: asyncio.Task | None = None
         # Whole views read once for the dashboards asking at the same time.
-        self.views: SharedRead[WholeView] = SharedRead()
+        self.whole_views: SharedRead[WholeView] = SharedRead()
 
     async def whole_view(self, read: Callable[[bool], WholeView], choices: bool) -> WholeView:
         """A :class:`WholeView` read after this call (``read(choices)`` on the
         database thread, a dashboard's), shared with the dashboards that
         ask before its read begins (``choices``: the character choices too,
         if any of them asks). Raises what ``read`` raises."""
-        return await self.views.get(read, choices)
+        return await self.whole_views.get(read, choices)
 
     async def join(self, dashboard) -> None:
         """``dashboard`` (a ``NarrateConsumer``) is fed from now on; returns once
