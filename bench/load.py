@@ -146,6 +146,7 @@ class Conn:
         self.pings = 0  # heartbeats sent
         self.pongs: list[float] = []  # seconds from each ping to its pong
         self.ping_views = 0  # pings answered with a whole view (the screen was stale)
+        self.syncs = 0  # "sync" heartbeats sent and not yet answered (their whole view)
         # The evening rows read the screen as a player would (``track_cards``):
         # the last HTML of each challenge card, mob scene and dice roll, when
         # it came (``_SHOWN``), and the choices of her start form.
@@ -233,6 +234,12 @@ class Conn:
             self.ping_views += whole_view
             self.ping_at = 0.0
 
+    async def sync(self) -> None:
+        """Ask for the whole view (``{"action": "sync"}``, as app.js does when
+        a phone wakes); its answer is not counted as a ping's."""
+        self.syncs += 1
+        await self._send(json.dumps({"action": "sync"}))
+
     async def close(self) -> None:
         self.closing = True
         self.stop_heartbeat()
@@ -254,8 +261,14 @@ class Conn:
         if frame[:6] == "<!--v:":
             end = frame.index("-->")
             self.stamp = frame[6:end]
-            if self.ping_at and frame.startswith(HEARTBEAT_MARK, end + 3):
-                self._answered(now, whole_view=True)  # a stale screen's ping
+            if frame.startswith(HEARTBEAT_MARK, end + 3):
+                if self.syncs:
+                    # A sync's whole view, not the ping's answer (a ping never
+                    # replaces a sync on the server, so it is answered first
+                    # or after): the evening rows start with a sync per phone.
+                    self.syncs -= 1
+                elif self.ping_at:
+                    self._answered(now, whole_view=True)  # a stale screen's ping
         if frame[:1] == "{":
             data = json.loads(frame)
             if data.get("type") == "pong":
@@ -1626,7 +1639,7 @@ async def evening(
         phone.track_cards = True
     synced = [phone.wait('id="live"') for phone in target.connected()]
     for phone in target.connected():
-        await phone._send(json.dumps({"action": "sync"}))
+        await phone.sync()
     await gather_within(*synced)
     on_ready()
 

@@ -97,11 +97,15 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
             r"waited \d+ s for idle, 42 pings from 42 sockets every 10 s", notes["heartbeat", app]
         ), notes
         # Issue 14: screens stale (rulings while away), the dashboards dropped too:
-        # 40 phones and 1 dashboard (the other made the rulings) come back to views.
+        # 40 phones and 1 dashboard (the other made the rulings) come back to views;
+        # on Narrator the 30 phones that missed only the Time out to its banner.
+        answers = "11 whole views, 0 pong, 30 the Time out banner only"
+        if app == "bare":
+            answers = "41 whole views, 0 pong"
         for storm, how in (("reconnect_stale", "all at once"), ("reconnect_jitter", "jittered")):
-            assert re.search(
-                rf"{how}.*41 of 41 back in [\d.]+ s: 41 whole views, 0 pong", notes[storm, app]
-            ), notes
+            assert re.search(rf"{how}.*41 of 41 back in [\d.]+ s: {answers}", notes[storm, app]), (
+                notes
+            )
         assert "5 challenges voided and Time out called" in notes["reconnect_stale", "narrator"]
     for row in rows:
         if row["scenario"] in ("reconnect_stale", "reconnect_jitter"):
@@ -344,3 +348,17 @@ def test_only_a_whole_view_marked_as_a_heartbeats_answer_answers_a_ping():
     phone.ping_at = 3.0
     phone._on_frame(3.25, '{"type": "pong"}')
     assert phone.pongs == [1.0, 0.25] and phone.ping_views == 1
+
+
+def test_a_syncs_whole_view_is_not_counted_as_a_pings_answer():
+    """The evening rows start with a sync per phone (a whole view each, marked
+    as a heartbeat's answer): those came while pings waited and were counted
+    as stale screens' pings (1,164 at 1,500 storytelling phones)."""
+    from bench.load import HEARTBEAT_MARK, Conn
+
+    phone = Conn("ws://127.0.0.1:1/ws/play/7/", "http://127.0.0.1:1")
+    phone.syncs, phone.ping_at = 1, 1.0
+    phone._on_frame(1.5, f'<!--v:aa-->{HEARTBEAT_MARK}<div id="live">the sync</div>')
+    assert phone.syncs == 0 and phone.ping_at == 1.0 and phone.ping_views == 0
+    phone._on_frame(2.0, f'<!--v:bb-->{HEARTBEAT_MARK}<div id="live">the ping</div>')
+    assert phone.ping_at == 0.0 and phone.pongs == [1.0] and phone.ping_views == 1
