@@ -255,7 +255,12 @@ class SharedRead(Generic[T]):
         loop = asyncio.get_running_loop()
         with self._lock:
             pending = self._pending
-            start = pending is None or pending.started or pending.future.get_loop() is not loop
+            start = (
+                pending is None
+                or pending.started
+                or pending.future.done()  # failed before it began
+                or pending.future.get_loop() is not loop
+            )
             if start:
                 pending = self._pending = _Pending(loop.create_future())
             assert pending is not None

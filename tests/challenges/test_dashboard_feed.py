@@ -582,3 +582,21 @@ async def test_a_presence_set_reads_the_whole_dashboard_once_for_three_dashboard
     for dashboard in dashboards:
         assert dashboard.stamp == await current_dashboard_stamp(session)
         await dashboard.close()
+
+
+async def test_a_shared_read_that_failed_before_it_began_is_not_joined_again():
+    import asyncio
+
+    tries = []
+
+    async def run(work):
+        tries.append(work)
+        if len(tries) == 1:
+            raise ConnectionError("no database thread")  # before work() began
+        return work()
+
+    shared = feed.SharedRead(run=run)
+    with pytest.raises(ConnectionError):
+        await shared.get(lambda flag: 1)
+    assert await asyncio.wait_for(shared.get(lambda flag: 2), 5) == 2
+    assert len(tries) == 2
