@@ -163,6 +163,11 @@ class PlayConsumer(RollActions, BaseConsumer):
         the phone gets its whole view instead."""
         if self.session is None:
             return None
+        # What a render learns from her sheet, known from her chronicle: a
+        # bns or storytelling stamp has its ruleset's parts (without them such
+        # a phone never resumed: its whole view on every reconnect).
+        chronicle = self.character.chronicle
+        self.combat_rounds, self.dice_pools = chronicle.has_test_pools, chronicle.has_dice_pools
         shown, done = views.phone_cards_shown(self.character, self.session)
         parts = self._parts()
         if heartbeat.digest(parts) == echoed:

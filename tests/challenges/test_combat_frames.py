@@ -303,3 +303,20 @@ async def test_a_late_arrival_can_be_ticked_for_a_combat_at_once() -> None:
     assert f'type="radio" name="surprise" value="{mara.pk}"' in arrival
     assert "static-character" not in arrival
     await _close(dash, phone)
+
+
+async def test_a_bns_phone_reconnecting_with_its_current_stamp_gets_pong() -> None:
+    """Issue 14: a resumed phone's stamp has its ruleset's ``combat`` part,
+    known from her chronicle; without it a bns phone got its whole view on
+    every reconnect."""
+    from tests.faults.phones import Phone
+
+    t = await database_sync_to_async(bns_combat_evening)()
+    rosa = Phone(f"/ws/play/{t['rosa'].pk}/", t["rosa_player"])
+    await rosa.connect()
+    stamp = rosa.stamp
+    assert stamp == (await _stamps(t, "rosa"))[0]
+    await rosa.drop()
+    rosa.path += f"?v={stamp}"
+    assert await rosa.connect() == '{"type": "pong"}'
+    await rosa.close()

@@ -452,3 +452,31 @@ async def test_a_roll_whose_broadcast_was_lost_is_repaired(night, monkeypatch, h
     for screen in (iris, marcus, board):
         await _assert_current(screen)
         await screen.close()
+
+
+async def test_a_storytelling_phone_reconnecting_with_its_current_stamp_gets_pong(night):
+    """Issue 14: a resumed phone's stamp has its ruleset's parts (``roll``,
+    ``fight``), known from her chronicle; without them a storytelling phone
+    got its whole view on every reconnect. Time out meanwhile: the banner."""
+    from tests.faults.phones import Phone
+
+    iris = Phone(f"/ws/play/{night['iris'].pk}/", night["iris_player"])
+    await iris.connect()
+    screen, stamp = iris.screen, iris.stamp
+    await iris.drop()
+    iris.path += f"?v={stamp}"
+    assert await iris.connect() == '{"type": "pong"}'
+    await iris.drop()
+    await database_sync_to_async(
+        lambda: type(night["session"]).objects.filter(pk=night["session"].pk).update(time_out=True)
+    )()
+    first = await iris.connect()
+    assert 'id="live"' not in first and "time-out" in first
+    assert iris.stamp != stamp
+    iris.screen = screen
+    iris._take(first)
+    fresh = Phone(f"/ws/play/{night['iris'].pk}/", night["iris_player"])
+    await fresh.connect()
+    await fresh.close()
+    assert iris.stamp == fresh.stamp and iris.view == fresh.view  # current, banner shown
+    await iris.close()
