@@ -113,6 +113,11 @@ class Heartbeats:
     def __init__(self, interval: float = HEARTBEAT) -> None:
         self.interval = interval
         self.paused = False
+        # The heartbeat row's window (perf_counter seconds): a ping counts in
+        # it when its tick was due in [since, until), however late the event
+        # loop ran the tick; ticks due from ``until`` on are skipped.
+        self.since = 0.0
+        self.until = float("inf")
 
 
 class Conn:
@@ -220,12 +225,14 @@ class Conn:
         next_at = time.perf_counter() + phase
         while True:
             await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-            next_at += beats.interval
-            if beats.paused or self.ws is None or self.ws.state is not State.OPEN:
+            due, next_at = next_at, next_at + beats.interval
+            if beats.paused or due >= beats.until:
+                continue
+            if self.ws is None or self.ws.state is not State.OPEN:
                 continue
             if not self.ping_at:  # app.js pings on every tick; one is timed at a time
                 self.ping_at = time.perf_counter()
-            self.pings += 1
+            self.pings += due >= beats.since
             await self._send(json.dumps({"action": "ping", "v": self.stamp}))
 
     def _answered(self, now: float, whole_view: bool) -> None:
@@ -846,6 +853,10 @@ async def heartbeat(target: Target, *, beats: Heartbeats, duration: float, resul
             if conn.ws is not None and conn.ws.state is State.OPEN:
                 conn.start_heartbeat()
     take_pongs(conns)
+    # Counted: the pings whose ticks fall due in the row's window (each socket's
+    # once per interval), not those a late loop ran just inside its edges.
+    beats.since = time.perf_counter()
+    beats.until = beats.since + duration
     await asyncio.sleep(duration)
     beats.paused = True  # no new pings: only the answers of those sent are awaited
     try:
@@ -856,6 +867,7 @@ async def heartbeat(target: Target, *, beats: Heartbeats, duration: float, resul
         result.latencies, pings, views = take_pongs(conns)
     finally:
         beats.paused = False
+        beats.since, beats.until = 0.0, float("inf")
         if was_off:
             beats.interval = 0
             for conn in conns:
