@@ -364,7 +364,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
             if echoed == self.stamp and await self.current_in_snapshot():
                 await self.send_json({"type": "pong"})
                 return
-            if echoed == heartbeat.digest(await self.current_parts()):
+            current = await self.current_parts()
+            if echoed == heartbeat.digest(current):
                 await self.send_json({"type": "pong"})
                 return
             if echoed == self.stamp and not recheck:
@@ -374,7 +375,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 # such ping cost a whole view, which fed the load).
                 self._recheck_later(1)
                 return
-            if recheck and await self.repair():
+            if recheck and await self.repair(current):
                 return
             if recheck and recheck < int(getattr(settings, "HEARTBEAT_RECHECKS", 3)):
                 # Still behind: on a busy worker the move's broadcast can wait
@@ -384,10 +385,11 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 return
         await self.send_view(heartbeat_answer=True)
 
-    async def repair(self) -> bool:
-        """Bring a screen the recheck still found behind the database up to
-        date with less than its whole view, and answer the ping; True if it
-        did (here: never, the whole view goes)."""
+    async def repair(self, current: heartbeat.Parts) -> bool:
+        """Bring a screen the recheck still found behind the database
+        (``current``: the parts just read) up to date with less than its
+        whole view, and answer the ping; True if it did (here: never, the
+        whole view goes)."""
         return False
 
     def _recheck_later(self, recheck: int) -> None:

@@ -225,11 +225,10 @@ T = TypeVar("T")
 
 
 class _Pending(Generic[T]):
-    """A read asked for and not begun yet (``started``: it has begun)."""
+    """A read asked for and not begun yet: its result, and the OR of its callers' flags."""
 
     def __init__(self, future: asyncio.Future) -> None:
         self.future = future
-        self.started = False
         self.flag = False
 
 
@@ -255,9 +254,9 @@ class SharedRead(Generic[T]):
         loop = asyncio.get_running_loop()
         with self._lock:
             pending = self._pending
+            # A read that began is no longer pending (``work`` takes it away).
             start = (
                 pending is None
-                or pending.started
                 or pending.future.done()  # failed before it began
                 or pending.future.get_loop() is not loop
             )
@@ -272,7 +271,6 @@ class SharedRead(Generic[T]):
     async def _read(self, pending: _Pending[T], read: Callable[[bool], T]) -> None:
         def work() -> T:
             with self._lock:
-                pending.started = True
                 flag = pending.flag
                 if self._pending is pending:
                     self._pending = None

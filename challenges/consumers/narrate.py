@@ -179,7 +179,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
             message = {**message, "v": self.stamp}
         await super().answer_heartbeat(message, recheck)
 
-    async def repair(self) -> bool:
+    async def repair(self, current: heartbeat.Parts) -> bool:
         """A dashboard the recheck still found behind the database gets the
         rows it shows out of date, not its whole view (issue 14: at 1,500
         characters a whole view costs ~0.5 s, and under load nearly every
@@ -193,7 +193,9 @@ class NarrateConsumer(RollActions, BaseConsumer):
         rolls: their frames are whole already),
         when someone came to or left the roster, when no row differs (the sums do:
         something this cannot see), and when a row the last repair sent is
-        still found at the same version (the repair did not take)."""
+        still found at the same version (the repair did not take).
+        ``current`` is not used: the parts are read again in the same trip
+        as the rows, so that both describe one moment."""
         rows_feed = getattr(self, "rows_feed", None)
         if rows_feed is None:
             return False
@@ -307,8 +309,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         self.known = heartbeat.Tally(1, view.versions)
         self.places = views.Placement(view.places)
         self.known_roster = heartbeat.Tally(3, view.roster)
-        self.rolls_listed = [pk for pk, _ in view.rolls]
-        self.rolls_known = heartbeat.Tally(1, {pk: (version,) for pk, version in view.rolls})
+        self._keep_rolls(view.rolls)
         if with_choices and view.choices is not None:
             return view.html + view.choices
         return view.html
@@ -368,10 +369,10 @@ class NarrateConsumer(RollActions, BaseConsumer):
                 self.rolls_known[pk] = (versions[pk],)
         return frame
 
-    def _keep_rolls(self, cards) -> None:
-        """Remember the roll cards its list shows (``views.RollCard``, in order)."""
-        self.rolls_listed = [card.pk for card in cards]
-        self.rolls_known = heartbeat.Tally(1, {card.pk: (card.version,) for card in cards})
+    def _keep_rolls(self, listed: list[tuple[int, int]]) -> None:
+        """Remember the roll cards its list shows: ``(id, version)`` in order."""
+        self.rolls_listed = [pk for pk, _ in listed]
+        self.rolls_known = heartbeat.Tally(1, {pk: (version,) for pk, version in listed})
 
     def _place(self, changes: feeds.Changes) -> str:
         """The frame of ``changes`` for this dashboard, its tallies updated:
@@ -770,7 +771,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         cards = views.roll_cards(
             views.dashboard_roll_rows(self.session), self.session, me=None, narrator=True
         )
-        self._keep_rolls(cards)
+        self._keep_rolls([(card.pk, card.version) for card in cards])
         context = {"rolls": cards, "oob": True, **views.roll_choices()}
         return render_to_string("challenges/_roll_dashboard.html", context)
 

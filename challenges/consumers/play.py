@@ -378,17 +378,15 @@ class PlayConsumer(RollActions, BaseConsumer):
         others = set(self.shown) - set(self.done) - {challenge_id}
         return not others and not self.stamp_parts.get("mob", (0,))[0]
 
-    async def repair(self) -> bool:
-        """A phone the recheck still found behind the database whose screen
-        differs only by a Time out called or lifted (its broadcast lost) gets
-        the banner, then ``pong``, not its whole view (issue 14); False
-        otherwise (the whole view goes)."""
-        parts = await self.current_parts()
-        shown = self.stamp_parts
-        if "session" not in parts or not _time_out_only(parts, heartbeat.digest(shown)):
+    async def repair(self, current: heartbeat.Parts) -> bool:
+        """A phone the recheck still found behind the database (``current``:
+        her parts just read) whose screen differs only by a Time out called
+        or lifted (its broadcast lost) gets the banner, then ``pong``, not its
+        whole view (issue 14); False otherwise (the whole view goes)."""
+        if not _time_out_only(current, self.stamp):
             return False
-        self.session.time_out = bool(parts["session"][0])
-        self.stamp_parts = {**shown, "session": parts["session"]}
+        self.session.time_out = bool(current["session"][0])
+        self.stamp_parts = current
         await self.send_stamped(_time_out_html(self.session.time_out))
         await self.send_json({"type": "pong"})
         return True
