@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from django.db.models import Count
+from django.db.models import Count, Sum
 from django.utils import timezone
 
 from challenges.realtime import SESSIONS_ENDED, broadcast_on_commit, user_group
@@ -345,6 +345,113 @@ def character_sheets(
             if test_pools
             else None,
             story=dice.get(c.pk),
+        )
+        for c in characters
+    }
+
+
+@dataclass(frozen=True)
+class CategoryCount:
+    """One category of a roster row: the Trait count ``held`` tonight and the
+    copies ``lost`` this session (Negative Traits not counted), as
+    :class:`CategoryLines` totals them."""
+
+    category: Category
+    held: int
+    lost: int
+
+    @property
+    def label(self) -> str:
+        return self.category.value.title()
+
+
+@dataclass(frozen=True)
+class RosterSheet:
+    """What a narrator's roster row shows of a character with a Trait sheet
+    (MET) tonight: her ``health``, seat ``status`` and each category's
+    :class:`CategoryCount`, without her Trait lines. Answers what a roster
+    row and a health clock ask of a :class:`Sheet` (``health``,
+    ``categories``, ``on_break``, ``trait_sheet``, ``attributes``, ``story``,
+    :meth:`held`)."""
+
+    health: HealthLevel
+    categories: list[CategoryCount]
+    status: str = Presence.Status.PRESENT.value
+    attributes: None = None
+    story: None = None
+
+    @property
+    def trait_sheet(self) -> bool:
+        """Always: a roster sheet is read for Trait sheets only."""
+        return True
+
+    @property
+    def on_break(self) -> bool:
+        """On a break (out of character), as :attr:`Sheet.on_break`."""
+        return self.status == Presence.Status.BREAK
+
+    def held(self, category: Category) -> int:
+        """Trait count of ``category`` held tonight."""
+        return next(c.held for c in self.categories if c.category == category)
+
+
+def roster_sheets(
+    characters: list[Character], session: GameSession
+) -> dict[int, Sheet | RosterSheet]:
+    """What a narrator's roster shows of ``characters`` at ``session``, keyed
+    by character id: for a chronicle of Trait sheets (MET) a
+    :class:`RosterSheet` each, summed by the database in three queries
+    (Trait counts by category, this session's losses by Trait, the seats)
+    with no Trait line built; for test pools (``bns``) or dice pools
+    (``storytelling``), whose rows show more, their :func:`character_sheets`
+    (``risks=False``). Issue 14: reading every Trait line of 1,500
+    characters for a whole dashboard took ~0.5 s of the database thread,
+    half of it; the totals are what :class:`CategoryLines` sums (a Trait's
+    copies lost count at most its count)."""
+    if not characters:
+        return {}
+    rules = RULESETS.get(_ruleset_name(characters, session))
+    if rules is not None and (rules.test_pools or rules.dice_pools):
+        return dict(character_sheets(characters, session, risks=False))
+    from challenges.models import TraitLoss  # challenges depends on characters, not back
+
+    ids = [c.pk for c in characters]
+    counts: dict[tuple[int, str], int] = {}
+    for character_id, category, n in (
+        Trait.objects.filter(character_id__in=ids, negative=False)
+        .values_list("character_id", "category")
+        .annotate(n=Sum("count"))
+        .order_by()
+    ):
+        counts[character_id, category] = n
+    lost: Counter[tuple[int, str]] = Counter()
+    # Grouped by Trait: each Trait's lost copies count at most its count.
+    for _trait, character_id, category, count, n in (
+        TraitLoss.objects.filter(session=session, character_id__in=ids, trait__negative=False)
+        .values_list("trait_id", "trait__character_id", "trait__category", "trait__count")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        lost[character_id, category] += min(n, count)
+    seats = {
+        character_id: (HealthLevel(level), status)
+        for character_id, level, status in Presence.objects.filter(
+            session=session, character_id__in=ids
+        ).values_list("character_id", "health", "status")
+    }
+    present = Presence.Status.PRESENT.value
+    return {
+        c.pk: RosterSheet(
+            health=seats.get(c.pk, (HealthLevel(c.health), present))[0],
+            status=seats.get(c.pk, (HealthLevel(c.health), present))[1],
+            categories=[
+                CategoryCount(
+                    category=cat,
+                    held=counts.get((c.pk, cat.value), 0) - lost[c.pk, cat.value],
+                    lost=lost[c.pk, cat.value],
+                )
+                for cat in Category
+            ],
         )
         for c in characters
     }

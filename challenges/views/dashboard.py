@@ -28,7 +28,7 @@ from challenges.views.mob import mob_views
 from challenges.views.shared import RESULT_COLLAPSE_SECONDS, ChallengeView, challenge_view
 from challenges.views.story_combat import DAMAGE_TYPES, dice_pools, fight_views
 from characters.models import Character, GameSession, Presence
-from characters.services import Sheet, character_sheets
+from characters.services import RosterSheet, Sheet, character_sheets, roster_sheets
 
 #: Presences a dashboard lists: absent characters leave the roster.
 ON_ROSTER = (Presence.Status.PRESENT, Presence.Status.BREAK)
@@ -41,7 +41,7 @@ class RosterRow:
     player has none or it repeats the character's name (any case or spacing)."""
 
     character: Character
-    sheet: Sheet
+    sheet: Sheet | RosterSheet
     player_name: str
     # s11 clocks: services.clocks.clock_view (None: no presence)
     clock: dict | None = None
@@ -60,9 +60,10 @@ def _plain_name(name: str) -> str:
 
 
 def _roster(session: GameSession, characters: list[Character]) -> list[RosterRow]:
-    """Roster rows of ``characters``; their sheets in five queries in all,
+    """Roster rows of ``characters``; their sheets in three queries in all
+    (``characters.services.roster_sheets``; five for test or dice pools),
     the health clocks of the wounded among them in one more."""
-    sheets = character_sheets(characters, session, risks=False)  # a roster shows no risk
+    sheets = roster_sheets(characters, session)
     # Only a wounded character can have a running clock: a roster of healthy
     # characters (most of an evening) costs no query and no clock for it.
     clocks = clock_views(

@@ -144,10 +144,10 @@ def test_the_character_panel_shows_the_bns_sheet_and_no_met_tests(bns):
     assert panel.find("input", attrs={"value": "simple.open"}) is None
 
 
-def test_a_met_roster_row_reads_no_chronicle_and_costs_what_it_did(game, django_assert_num_queries):
+def test_a_met_roster_row_reads_no_chronicle_and_no_trait_line(game, django_assert_num_queries):
     session = GameSession.objects.select_related("chronicle").get(pk=game["session"].pk)
-    # The row, then its sheet's four: a roster shows no copies at risk (issue 14).
-    with django_assert_num_queries(5) as counted:
+    # The row, then its three: a roster sums Trait counts in the database (issue 14).
+    with django_assert_num_queries(4) as counted:
         context = views.roster_row_context(session, game["helen"].pk)
     assert not any("characters_chronicle" in q["sql"] for q in counted.captured_queries)
     assert context["entry"].sheet.attributes is None
