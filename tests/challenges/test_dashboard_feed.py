@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from challenges import services, views
 from challenges.consumers import feed
 from challenges.models import Challenge, MobScene, TraitLoss
+from challenges.rows import committed_rows
 from challenges.views.dashboard import _SECTIONS
 from characters.models import GameSession, Presence
 from tests.challenges.wsutil import act, expect
@@ -304,6 +305,35 @@ async def test_a_ping_after_a_lost_broadcast_gets_the_row_repaired_then_pong(gam
     row, answer = await _ping(dashboard)
     assert ROW.findall(row) == [str(challenge.pk)] and WHOLE_VIEW not in row
     assert json.loads(answer) == {"type": "pong"}
+    await _as_fresh(dashboard, session)
+
+
+async def test_a_repaired_row_this_worker_kept_is_not_read_again(game, settings, monkeypatch):
+    """Issue 14: a repair asks the feed for the version it just read, so a
+    row this worker kept at that version (its mover committed it here, the
+    broadcast did not come) is rendered from memory, not read anew."""
+    settings.DASHBOARD_TICK_SECONDS = 0.05
+    session = game["session"]
+    dashboard, challenge = await _lost_move(game)
+    moved = await Challenge.objects.aget(pk=challenge.pk)
+    committed_rows.remember(moved)  # as the mover's commit would have
+    asked: list[tuple[int, int | None]] = []
+    get = committed_rows.get
+
+    def spy(challenge_id: int, version: int | None):
+        asked.append((challenge_id, version))
+        return get(challenge_id, version)
+
+    monkeypatch.setattr(committed_rows, "get", spy)
+    reads = Challenge.objects.filter
+    monkeypatch.setattr(
+        Challenge.objects, "filter", lambda *a, **k: pytest.fail("read again") or reads(*a, **k)
+    )
+    row, answer = await _ping(dashboard)
+    assert asked == [(challenge.pk, moved.version)]
+    assert ROW.findall(row) == [str(challenge.pk)]
+    assert json.loads(answer) == {"type": "pong"}
+    monkeypatch.undo()
     await _as_fresh(dashboard, session)
 
 
