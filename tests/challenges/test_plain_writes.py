@@ -89,6 +89,13 @@ def test_a_defender_is_found_in_the_sessions_chronicle_only(game):
         game["session"].chronicle_id,
     )
     assert found.health == game["grady"].health and found.player_id == game["grady_player"].pk
+    # Every field as the ORM reads it (JSON, dates, booleans converted), a saved row.
+    from characters.models import Character
+
+    fields = [f.attname for f in Character._meta.concrete_fields]
+    orm = Character.objects.get(pk=found.pk)
+    assert [getattr(found, f) for f in fields] == [getattr(orm, f) for f in fields]
+    assert not found._state.adding and found._state.db == "default"
     elsewhere = make_character(
         Chronicle.objects.create(name="Elsewhere"), "Stranger", present=False
     )
