@@ -857,8 +857,10 @@ async def heartbeat(target: Target, *, beats: Heartbeats, duration: float, resul
     # once per interval), not those a late loop ran just inside its edges.
     beats.since = time.perf_counter()
     beats.until = beats.since + duration
+    # From ``until`` on no tick sends: only the answers of those sent are
+    # awaited (a tick due just before it, run late by a busy loop, still sends
+    # and counts; a pause here would have skipped it).
     await asyncio.sleep(duration)
-    beats.paused = True  # no new pings: only the answers of those sent are awaited
     try:
         deadline = time.perf_counter() + WAIT
         while any(c.ping_at for c in conns) and time.perf_counter() < deadline:
@@ -866,7 +868,6 @@ async def heartbeat(target: Target, *, beats: Heartbeats, duration: float, resul
         result.lost = sum(bool(c.ping_at) for c in conns)
         result.latencies, pings, views = take_pongs(conns)
     finally:
-        beats.paused = False
         beats.since, beats.until = 0.0, float("inf")
         if was_off:
             beats.interval = 0
