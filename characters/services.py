@@ -439,11 +439,13 @@ def roster_sheets(
             session=session, character_id__in=ids
         ).values_list("character_id", "health", "status")
     }
-    present = Presence.Status.PRESENT.value
-    return {
-        c.pk: RosterSheet(
-            health=seats.get(c.pk, (HealthLevel(c.health), present))[0],
-            status=seats.get(c.pk, (HealthLevel(c.health), present))[1],
+    unseated = Presence.Status.PRESENT.value  # her sheet's health, as character_sheets
+    sheets: dict[int, Sheet | RosterSheet] = {}
+    for c in characters:
+        health, status = seats.get(c.pk) or (HealthLevel(c.health), unseated)
+        sheets[c.pk] = RosterSheet(
+            health=health,
+            status=status,
             categories=[
                 CategoryCount(
                     category=cat,
@@ -453,8 +455,7 @@ def roster_sheets(
                 for cat in Category
             ],
         )
-        for c in characters
-    }
+    return sheets
 
 
 def plays_met_challenges(character: Character, session: GameSession | None) -> bool:
