@@ -16,7 +16,7 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 
 from challenges.realtime import SESSIONS_ENDED, broadcast_on_commit, user_group
-from challenges.rules import RULESETS, Category, HealthLevel
+from challenges.rules import RULESETS, Category, HealthLevel, Ruleset
 from characters.attribute_sheets import AttributeSheet, attribute_sheet_of
 from characters.models import (
     Ability,
@@ -303,7 +303,7 @@ def character_sheets(
     # Abilities, Disciplines and weapons in one query (as the rules engine reads them).
     extras = _sheet_extras(ids) if ids else {}
     # An unknown ruleset (a row older than the code) shows the Trait sheet, as before.
-    rules = RULESETS.get(_ruleset_name(characters, session)) if characters else None
+    rules = chronicle_rules(characters, session) if characters else None
     test_pools = rules is not None and rules.test_pools
     dice = story_sheets(characters, session) if rules is not None and rules.dice_pools else {}
     return {
@@ -410,7 +410,7 @@ def roster_sheets(
     copies lost count at most its count)."""
     if not characters:
         return {}
-    rules = RULESETS.get(_ruleset_name(characters, session))
+    rules = chronicle_rules(characters, session)
     if rules is not None and (rules.test_pools or rules.dice_pools):
         return dict(character_sheets(characters, session, risks=False))
     from challenges.models import TraitLoss  # challenges depends on characters, not back
@@ -463,8 +463,18 @@ def plays_met_challenges(character: Character, session: GameSession | None) -> b
     mob scenes, statics, simple tests); True for an unknown ruleset (a Trait
     sheet, as :func:`character_sheets` shows it). No query after her
     :func:`character_sheet` (the ruleset is read as it read it)."""
-    rules = RULESETS.get(_ruleset_name([character], session))
+    rules = chronicle_rules([character], session)
     return rules is None or rules.met_challenges
+
+
+def chronicle_rules(characters: Sequence[Character], session: GameSession | None) -> Ruleset | None:
+    """The :class:`~challenges.rules.Ruleset` of ``characters``' chronicle (one
+    chronicle; ``session`` its open session or None), or None for a ruleset
+    name the engine does not know. No query when a seat's session
+    (``chronicle_ruleset``, ``views.seats.player_seat``), the session's or a
+    character's cached chronicle carries the name; else one query. Raises
+    IndexError if ``characters`` is empty and ``session`` is None."""
+    return RULESETS.get(_ruleset_name(characters, session))
 
 
 def _ruleset_name(characters: Sequence[Character], session: GameSession | None) -> str:

@@ -32,7 +32,7 @@ from challenges.views.phone import (
     health_clock,
     start_options,
 )
-from characters.services import character_sheet
+from characters.services import character_sheet, chronicle_rules
 
 log = logging.getLogger(__name__)
 
@@ -166,8 +166,10 @@ class PlayConsumer(RollActions, BaseConsumer):
         # What a render learns from her sheet, known from her chronicle: a
         # bns or storytelling stamp has its ruleset's parts (without them such
         # a phone never resumed: its whole view on every reconnect).
-        chronicle = self.character.chronicle
-        self.combat_rounds, self.dice_pools = chronicle.has_test_pools, chronicle.has_dice_pools
+        # The seat's session carries the ruleset's name: no chronicle query.
+        rules = chronicle_rules([self.character], self.session)
+        self.combat_rounds = rules is not None and rules.test_pools
+        self.dice_pools = rules is not None and rules.dice_pools
         shown, done = views.phone_cards_shown(self.character, self.session)
         parts = self._parts()
         if heartbeat.digest(parts) == echoed:

@@ -407,3 +407,37 @@ async def test_a_ping_after_a_lost_time_out_broadcast_gets_the_banner_then_pong(
     await _assert_current(grady, game["grady"], game["session"])
     await helen.close()
     await grady.close()
+
+
+async def test_a_resumed_reconnect_reads_its_ruleset_from_the_seat_not_the_chronicle(
+    game, monkeypatch
+):
+    """A phone resuming at its current stamp learns its ruleset's stamp parts
+    from the seat's session (``chronicle_ruleset``): no query of the
+    chronicle row per reconnect (a reconnect storm has 1,500 of them)."""
+    from django.db.backends import utils
+
+    from characters.models import Chronicle
+
+    helen, grady = await _phones(game)
+    await _open(helen, game)
+    await grady.settle()
+    stamp = grady.stamp
+    await grady.drop()
+    # Every statement, whichever thread runs it (the consumers' database thread).
+    sql: list[str] = []
+    execute = utils.CursorWrapper.execute
+
+    def recording(cursor, statement, params=None):
+        sql.append(statement)
+        return execute(cursor, statement, params)
+
+    monkeypatch.setattr(utils.CursorWrapper, "execute", recording)
+    first = await _reconnect(grady, f"?v={stamp}")
+    monkeypatch.undo()
+    assert first == '{"type": "pong"}'
+    assert sql, "the recording saw the reconnect's queries"
+    table = Chronicle._meta.db_table
+    assert not [s for s in sql if f'FROM "{table}" WHERE' in s], sql
+    await helen.close()
+    await grady.close()
