@@ -6,7 +6,6 @@ errors. The protocol is described in :mod:`challenges.consumers`."""
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import logging
 import random
@@ -39,7 +38,8 @@ log = logging.getLogger(__name__)
 #: Pauses between retries of a failed channel-layer receive: first, longest (seconds).
 LAYER_RETRY_SECONDS = (0.5, 3.0)
 #: Stamps of the latest frames a socket sent, kept to know a heartbeat that
-#: crossed them (``BaseConsumer.shown_after_frames``).
+#: crossed them (``BaseConsumer.shown_after_frames``); a dashboard keeps more
+#: (``NarrateConsumer.sent_stamps_kept``).
 SENT_STAMPS_KEPT = 16
 #: Follows the stamp of a whole view that answers a heartbeat (ping or sync).
 HEARTBEAT_MARK = "<!--heartbeat-->"
@@ -214,8 +214,10 @@ class BaseConsumer(AsyncWebsocketConsumer):
     owed_heartbeat: dict | None = None
     _stamp_parts: heartbeat.Parts = {}
     #: The stamps of the latest frames sent on this socket (``send_stamped``),
-    #: oldest first, at most ``SENT_STAMPS_KEPT``; made on first send.
-    sent_stamps: collections.deque[str] | None = None
+    #: oldest first (a dict for its order and O(1) lookups), at most
+    #: :attr:`sent_stamps_kept`; made on first send.
+    sent_stamps: dict[str, None] | None = None
+    sent_stamps_kept = SENT_STAMPS_KEPT
     #: ``heartbeat.now()`` when ``stamp_parts`` was last set (never: +inf).
     stamped_at = float("inf")
     _join_failing = False
@@ -327,11 +329,20 @@ class BaseConsumer(AsyncWebsocketConsumer):
         (:data:`HEARTBEAT_MARK`: the bench and a browser's tools tell it from
         a move's whole view)."""
         stamp = self.stamp
-        if self.sent_stamps is None:
-            self.sent_stamps = collections.deque(maxlen=SENT_STAMPS_KEPT)
-        self.sent_stamps.append(stamp)
+        self._note_sent(stamp)
         mark = HEARTBEAT_MARK if heartbeat_answer else ""
         await self.send(text_data=f"<!--v:{stamp}-->{mark}{html}")
+
+    def _note_sent(self, stamp: str) -> None:
+        """Keep ``stamp`` as the latest sent, forgetting the oldest beyond
+        :attr:`sent_stamps_kept`."""
+        sent = self.sent_stamps
+        if sent is None:
+            sent = self.sent_stamps = {}
+        sent.pop(stamp, None)  # sent again: now the latest
+        sent[stamp] = None
+        if len(sent) > self.sent_stamps_kept:
+            del sent[next(iter(sent))]
 
     def shown_after_frames(self, echoed: str) -> str:
         """The stamp the screen will show once the frames already sent arrive:
@@ -343,7 +354,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
         before this ping's answer. A stamp this socket never sent (another
         connection's, forged) is taken as it is."""
         sent = self.sent_stamps
-        return sent[-1] if sent and echoed in sent else echoed
+        return next(reversed(sent)) if sent and echoed in sent else echoed
 
     async def answer_heartbeat(self, message: dict, recheck: int = 0) -> None:
         """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:

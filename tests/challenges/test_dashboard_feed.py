@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from challenges import services, views
 from challenges.consumers import feed
+from challenges.consumers.base import SENT_STAMPS_KEPT
 from challenges.models import Challenge, MobScene, TraitLoss
 from challenges.rows import committed_rows
 from challenges.views.dashboard import _SECTIONS
@@ -268,6 +269,40 @@ async def _ping(dashboard: Phone) -> list[str]:
         frames.append(await dashboard.socket.receive_from(timeout=10))
         dashboard._take(frames[-1])
     return frames
+
+
+@pytest.mark.parametrize("behind", [SENT_STAMPS_KEPT + 4, 60])
+async def test_a_ping_many_frames_behind_gets_pong_not_the_whole_view(
+    game, settings, heartbeat_clock, behind
+):
+    """Issue 14: in a burst a dashboard reads its frames seconds late; its
+    ping names a stamp sent many frames ago (more than the 16 a phone's
+    socket keeps). Those frames arrive before the answer: pong, not the
+    whole view (which dropped the rows fed before it was read and, with
+    750 challenges open, listed none of the results: 418 of them never
+    reached a dashboard in the bench's burst)."""
+    settings.DASHBOARD_TICK_SECONDS = 0.01
+    session = game["session"]
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )
+    dashboard = await _dashboard(game)
+    before = dashboard.stamp
+    moved = Challenge.objects.filter(pk=challenge.pk)
+    held = []  # on their way: received here, not yet shown
+    for _ in range(behind):  # a move per tick: a frame each, each with its stamp
+        await database_sync_to_async(moved.update)(version=F("version") + 1)
+        feed.feed_of(session).challenge_changed(challenge.pk, None)
+        held.append(await dashboard.socket.receive_from(timeout=5))
+    assert len({split_stamp(frame)[0] for frame in held}) == behind
+    heartbeat_clock.advance(60)  # no snapshot answers: the exact check
+    await dashboard.socket.send_to(text_data=json.dumps({"action": "ping", "v": before}))
+    answer = await dashboard.socket.receive_from(timeout=5)
+    assert json.loads(answer) == {"type": "pong"}
+    for frame in held:
+        assert WHOLE_VIEW not in frame
+        dashboard._take(frame)
+    await _as_fresh(dashboard, session)
 
 
 async def test_a_ping_while_rows_wait_for_the_tick_gets_them_then_pong(game, settings):

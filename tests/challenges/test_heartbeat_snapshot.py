@@ -489,3 +489,25 @@ async def test_a_snapshot_answers_pong_only_for_exactly_her_parts_read_after_her
         consumer.stamped_at + read_after, nobody, rows, by_kind
     )
     assert await consumer.current_in_snapshot() is answered
+
+
+def test_a_socket_knows_the_stamps_it_sent_lately_the_latest_last():
+    """``shown_after_frames``: a stamp among the last ``sent_stamps_kept``
+    sent stands for the latest; an older one, or one never sent, for itself.
+    A phone keeps 16, a dashboard 1024 (it gets a frame per feed tick)."""
+    from challenges.consumers.narrate import NarrateConsumer
+    from challenges.consumers.play import PlayConsumer
+
+    phone, dashboard = PlayConsumer(), NarrateConsumer()
+    assert phone.sent_stamps_kept == 16 and dashboard.sent_stamps_kept == 1024
+    stamps = [f"{n:016x}" for n in range(40)]
+    for socket in (phone, dashboard):
+        assert socket.shown_after_frames(stamps[0]) == stamps[0]  # nothing sent yet
+        for stamp in stamps:
+            socket._note_sent(stamp)
+        socket._note_sent(stamps[30])  # sent again: the latest now
+        assert socket.shown_after_frames(stamps[39]) == stamps[30]
+        assert socket.shown_after_frames("f" * 16) == "f" * 16  # never sent
+    assert phone.shown_after_frames(stamps[23]) == stamps[23]  # beyond its 16
+    assert phone.shown_after_frames(stamps[24]) == stamps[30]
+    assert dashboard.shown_after_frames(stamps[0]) == stamps[30]
