@@ -376,6 +376,10 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 await self.send_json({"type": "pong"})
                 return
             current = await self.current_parts()
+            # Frames sent while the parts were read count too: they reach the
+            # screen before this answer (issue 14: in a burst a dashboard's
+            # feed sent one during that read, and the ping cost its whole view).
+            echoed = self.shown_after_frames(echoed)
             if echoed == heartbeat.digest(current):
                 await self.send_json({"type": "pong"})
                 return

@@ -305,6 +305,45 @@ async def test_a_ping_many_frames_behind_gets_pong_not_the_whole_view(
     await _as_fresh(dashboard, session)
 
 
+async def test_a_frame_sent_while_a_ping_reads_its_parts_does_not_cost_the_whole_view(
+    game, settings, heartbeat_clock, monkeypatch
+):
+    """Issue 14: a ping names the stamp last sent; while its answer reads the
+    database, the feed sends the next tick's frame (a burst: the read waits
+    behind the moves). That frame reaches the screen before the answer, so
+    the answer is pong, not the whole view (which, mid-burst, dropped the
+    rows fed before it and listed no result with 750 challenges open: 420
+    of 9,000 results never reached a dashboard)."""
+    from challenges.consumers.narrate import NarrateConsumer
+
+    settings.DASHBOARD_TICK_SECONDS = 0.01
+    session = game["session"]
+    challenge = await database_sync_to_async(opposed_challenge)(
+        session, game["helen"], game["grady"], bid="Ferocious"
+    )
+    dashboard = await _dashboard(game)
+    moved = Challenge.objects.filter(pk=challenge.pk)
+    read = NarrateConsumer.current_parts
+    raced = []
+
+    async def racing(consumer):
+        if not raced:  # the move commits and its frame goes out during the read
+            raced.append(True)
+            await database_sync_to_async(moved.update)(version=F("version") + 1)
+            feed.feed_of(session).challenge_changed(challenge.pk, None)
+            await feed.feed_of(session).flushed()
+        return await read(consumer)
+
+    monkeypatch.setattr(NarrateConsumer, "current_parts", racing)
+    heartbeat_clock.advance(60)  # no snapshot answers: the exact check
+    frames = await _ping(dashboard)
+    assert raced
+    assert [WHOLE_VIEW in f for f in frames] == [False, False], frames
+    assert ROW.findall(frames[0]) == [str(challenge.pk)]
+    assert json.loads(frames[1]) == {"type": "pong"}
+    await _as_fresh(dashboard, session)
+
+
 async def test_a_ping_while_rows_wait_for_the_tick_gets_them_then_pong(game, settings):
     settings.DASHBOARD_TICK_SECONDS = 1.0
     session = game["session"]
