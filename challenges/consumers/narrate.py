@@ -87,11 +87,11 @@ class NarrateConsumer(RollActions, BaseConsumer):
     #: The chronicle rolls dice pools (storytelling, issue 13): the stamp has a ``roll`` part.
     dice_pools = False
     #: A dashboard gets a frame per feed tick (``DASHBOARD_TICK_SECONDS``) and
-    #: may read them seconds behind in a burst: a ping naming a stamp sent
-    #: up to this many frames ago still gets ``pong`` (issue 14: 16, as a
-    #: phone keeps, cost a dashboard its whole view mid-burst, which drops
-    #: the rows fed before it was read and lists only ``DASHBOARD_LIMIT``
-    #: rows: 418 results of 750 never reached it). ~100 bytes a stamp.
+    #: may read them seconds behind under load: a ping naming a stamp sent
+    #: up to this many frames ago still gets ``pong``. A phone's 16 would
+    #: cost a dashboard 1.6 s behind its whole view, which drops the rows
+    #: fed before it was read and lists only ``DASHBOARD_LIMIT`` rows
+    #: (issue 14). ~100 bytes a stamp, a dozen dashboards a worker.
     sent_stamps_kept = 1024
 
     async def connect(self) -> None:
