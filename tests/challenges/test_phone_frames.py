@@ -441,3 +441,37 @@ async def test_a_resumed_reconnect_reads_its_ruleset_from_the_seat_not_the_chron
     assert not [s for s in sql if f'FROM "{table}" WHERE' in s], sql
     await helen.close()
     await grady.close()
+
+
+@pytest.mark.parametrize("guest", [0, 1, 2, 3, 7])
+def test_the_cards_a_resume_knows_are_the_ones_the_view_lists(
+    game, guest, django_assert_num_queries
+):
+    """``phone_cards_shown`` (plain SQL, issue 14) names the rows
+    ``_on_phone`` lists for the whole view, in its order, versions included:
+    her open challenges and her latest results (more than ``RECENT_RESOLVED``
+    here), not another's nor another session's; two queries."""
+    from django.utils import timezone
+
+    from challenges.views.phone import RECENT_RESOLVED, _on_phone
+    from tests.factories import crowded_session
+
+    session = game["session"]
+    guests = crowded_session(session, characters=8, challenges=90)
+    # Her challenges of an earlier session of the chronicle are not on her phone.
+    earlier = GameSession.objects.create(chronicle=session.chronicle, ended_at=timezone.now())
+    copies = list(Challenge.objects.filter(session=session))
+    for copy in copies:
+        copy.pk, copy.session = None, earlier
+    Challenge.objects.bulk_create(copies)
+    Challenge.objects.filter(pk__in=Challenge.objects.filter(session=session)[:9]).update(version=4)
+    character = guests[guest]
+    open_, done = _on_phone(character, session)
+    expected_done = list(done.values_list("pk", "version"))
+    expected = {**dict(open_.values_list("pk", "version")), **dict(expected_done)}
+    assert len(expected_done) == RECENT_RESOLVED and len(expected) > RECENT_RESOLVED
+    with django_assert_num_queries(2):
+        shown, results = views.phone_cards_shown(character, session)
+    assert shown == expected
+    assert list(shown) == list(expected)  # the same order: open ones oldest first
+    assert results == [pk for pk, _ in expected_done]
