@@ -26,22 +26,28 @@ def sql_table(meta) -> str:
     return connection.ops.quote_name(meta.db_table)
 
 
+@functools.cache
 def _seat_sql() -> tuple[str, str]:
     """The two queries of :func:`player_seat`, written out: building them with the
     ORM (an ``Exists`` annotation) cost ~1 ms of CPU per reconnect, ten times
-    running them. Column names come from the models."""
+    running them. Column names come from the models; each model's columns in
+    ``services._core._row_reader``'s order, for ``_from_row``."""
+    from challenges.services._core import _row_reader
+
     character, session, presence = Character._meta, GameSession._meta, Presence._meta
     chronicle = Chronicle._meta
 
     col, table = sql_column, sql_table
     mine = (
-        f"SELECT * FROM {table(character)} "
+        f"SELECT {', '.join(_row_reader(Character)[1])} FROM {table(character)} "
         f"WHERE {col(character, 'id')} = %s AND {col(character, 'player')} = %s"
     )
     # Chronicle.open_session(), whether she is present there, and the chronicle's
     # ruleset (the phone's "Challenge someone" form reads its rule options).
+    session_columns = ", ".join(f"s.{c}" for c in _row_reader(GameSession)[1])
     open_session = (
-        f"SELECT s.*, (SELECT r.{col(chronicle, 'ruleset')} FROM {table(chronicle)} r "
+        f"SELECT {session_columns}, "
+        f"(SELECT r.{col(chronicle, 'ruleset')} FROM {table(chronicle)} r "
         f"WHERE r.{col(chronicle, 'id')} = s.{col(session, 'chronicle')}) AS chronicle_ruleset, "
         f"EXISTS (SELECT 1 FROM {table(presence)} p "
         f"WHERE p.{col(presence, 'session')} = s.{col(session, 'id')} "
@@ -58,16 +64,22 @@ def player_seat(user, character_id: int) -> tuple[Character, GameSession | None]
     """``user``'s character and its chronicle's open session; marks her present
     (again, if a narrator had marked her absent). None if the character is not
     hers. Two queries when she is already present (a phone reconnecting), a
-    few more on her arrival."""
+    few more on her arrival. The session carries ``chronicle_ruleset`` (its
+    chronicle's ruleset) and ``seated`` (she was present before this call).
+    Rows are built with ``services._core._from_row`` (the ORM's converters),
+    not ``objects.raw`` (issue 14: a reconnect storm runs this 1,500 times)."""
+    from challenges.services._core import _from_row, _rows
+
     mine, open_session = _seat_sql()
-    character = next(iter(Character.objects.raw(mine, [int(character_id), user.pk])), None)
-    if character is None:
-        character = npc_seat(user, character_id)
+    found = _rows(mine, [int(character_id), user.pk])
+    character = _from_row(Character, found[0]) if found else npc_seat(user, character_id)
     if character is None:
         return None
-    session = next(
-        iter(GameSession.objects.raw(open_session, [character.pk, character.chronicle_id])), None
-    )
+    session = None
+    if rows := _rows(open_session, [character.pk, character.chronicle_id]):
+        row = rows[0]
+        session = _from_row(GameSession, row[:-2])
+        session.chronicle_ruleset, session.seated = row[-2], bool(row[-1])
     if session is not None and not session.seated:
         presence, arrived = Presence.objects.get_or_create(
             session=session, character=character, defaults={"health": character.health}

@@ -54,3 +54,24 @@ def test_a_seat_between_sessions_and_a_seat_that_is_not_hers(game):
     GameSession.objects.filter(pk=game["session"].pk).update(ended_at=game["session"].started_at)
     character, session = views.player_seat(game["helen_player"], game["helen"].pk)
     assert (character, session) == (game["helen"], None)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("present", [True, False])
+def test_a_seat_is_built_as_the_orm_reads_its_rows(game, present):
+    """``player_seat`` builds her character and the open session from plain
+    rows (``_from_row``, issue 14): every field as the ORM reads it, saved
+    rows, with the chronicle's ruleset and whether she was seated before."""
+    from characters.models import Character
+
+    if not present:
+        Presence.objects.filter(character=game["helen"]).delete()
+    character, session = views.player_seat(game["helen_player"], game["helen"].pk)
+    for found, model in ((character, Character), (session, GameSession)):
+        fields = [f.attname for f in model._meta.concrete_fields]
+        orm = model.objects.get(pk=found.pk)
+        assert [getattr(found, f) for f in fields] == [getattr(orm, f) for f in fields]
+        assert not found._state.adding and found._state.db == "default"
+    assert session.chronicle_ruleset == game["session"].chronicle.ruleset
+    assert session.seated is present
+    assert Presence.objects.filter(character=character, session=session).exists()
