@@ -297,7 +297,8 @@ def _with_sheet(view: ChallengeView, sheet: Sheet) -> ChallengeView:
 def _on_phone(character: Character, session: GameSession):
     """The two querysets of what ``character``'s phone lists in ``session``: her
     open challenges (oldest first), then her latest :data:`RECENT_RESOLVED`
-    results (newest first)."""
+    results (newest first). :func:`_cards_sql` writes them out for a
+    reconnect: keep the two in step."""
     mine = Challenge.objects.filter(session=session).filter(
         Q(challenger_id=character.pk) | Q(defender_id=character.pk)
     )
@@ -311,8 +312,10 @@ def _on_phone(character: Character, session: GameSession):
 def _cards_sql() -> tuple[str, str]:
     """The two queries of :func:`_on_phone` as :func:`phone_cards_shown` runs
     them (ids and versions), written out as the ORM writes them, names from
-    the model: building them with the ORM cost ~4 times running them, most
-    of a resumed reconnect's database work (issue 14's reconnect storm)."""
+    the model: py-spy found the ORM building them ~16% of a reconnect resumed
+    to the Time out banner, more than running them (issue 14's reconnect
+    storm). A change to :func:`_on_phone` must be made here too (a test
+    compares the two)."""
     meta, col = Challenge._meta, sql_column
     mine = (
         f"SELECT {col(meta, 'id')}, {col(meta, 'version')} FROM {sql_table(meta)} "
