@@ -53,6 +53,21 @@ async def _dashboard(game) -> Phone:
     return dashboard
 
 
+async def _watched_challenge(game) -> tuple[Phone, Challenge]:
+    """Helen challenged Grady (bid Ferocious), then a dashboard connected."""
+    challenge = await database_sync_to_async(opposed_challenge)(
+        game["session"], game["helen"], game["grady"], bid="Ferocious"
+    )
+    return await _dashboard(game), challenge
+
+
+async def _move_in_database(challenge: Challenge) -> None:
+    """A move of ``challenge`` (its version one up) whose broadcast never came."""
+    await database_sync_to_async(Challenge.objects.filter(pk=challenge.pk).update)(
+        version=F("version") + 1
+    )
+
+
 async def _as_fresh(dashboard: Phone, session) -> None:
     """``dashboard`` shows what a fresh dashboard shows, with its stamp; then it closes."""
     fresh = Phone(dashboard.path, dashboard.user)
@@ -114,10 +129,7 @@ async def test_a_row_changed_twice_in_a_tick_shows_its_last_version(game, settin
 async def test_a_change_made_during_a_flush_comes_with_the_next(game, settings, monkeypatch):
     settings.DASHBOARD_TICK_SECONDS = 0.2
     session = game["session"]
-    challenge = await database_sync_to_async(opposed_challenge)(
-        session, game["helen"], game["grady"], bid="Ferocious"
-    )
-    dashboard = await _dashboard(game)
+    dashboard, challenge = await _watched_challenge(game)
     render = feed.render_changes
     answered = []
 
@@ -275,23 +287,17 @@ async def _ping(dashboard: Phone) -> list[str]:
 async def test_a_ping_many_frames_behind_gets_pong_not_the_whole_view(
     game, settings, heartbeat_clock, behind
 ):
-    """Issue 14: in a burst a dashboard reads its frames seconds late; its
+    """Issue 14: under load a dashboard reads its frames seconds late; its
     ping names a stamp sent many frames ago (more than the 16 a phone's
     socket keeps). Those frames arrive before the answer: pong, not the
-    whole view (which dropped the rows fed before it was read and, with
-    750 challenges open, listed none of the results: 418 of them never
-    reached a dashboard in the bench's burst)."""
+    whole view (which drops the rows fed before it was read)."""
     settings.DASHBOARD_TICK_SECONDS = 0.01
     session = game["session"]
-    challenge = await database_sync_to_async(opposed_challenge)(
-        session, game["helen"], game["grady"], bid="Ferocious"
-    )
-    dashboard = await _dashboard(game)
+    dashboard, challenge = await _watched_challenge(game)
     before = dashboard.stamp
-    moved = Challenge.objects.filter(pk=challenge.pk)
     held = []  # on their way: received here, not yet shown
     for _ in range(behind):  # a move per tick: a frame each, each with its stamp
-        await database_sync_to_async(moved.update)(version=F("version") + 1)
+        await _move_in_database(challenge)
         feed.feed_of(session).challenge_changed(challenge.pk, None)
         held.append(await dashboard.socket.receive_from(timeout=5))
     assert len({split_stamp(frame)[0] for frame in held}) == behind
@@ -318,18 +324,14 @@ async def test_a_frame_sent_while_a_ping_reads_its_parts_does_not_cost_the_whole
 
     settings.DASHBOARD_TICK_SECONDS = 0.01
     session = game["session"]
-    challenge = await database_sync_to_async(opposed_challenge)(
-        session, game["helen"], game["grady"], bid="Ferocious"
-    )
-    dashboard = await _dashboard(game)
-    moved = Challenge.objects.filter(pk=challenge.pk)
+    dashboard, challenge = await _watched_challenge(game)
     read = NarrateConsumer.current_parts
     raced = []
 
     async def racing(consumer):
         if not raced:  # the move commits and its frame goes out during the read
             raced.append(True)
-            await database_sync_to_async(moved.update)(version=F("version") + 1)
+            await _move_in_database(challenge)
             feed.feed_of(session).challenge_changed(challenge.pk, None)
             await feed.feed_of(session).flushed()
         return await read(consumer)
@@ -360,13 +362,8 @@ async def test_a_ping_while_rows_wait_for_the_tick_gets_them_then_pong(game, set
 async def _lost_move(game) -> tuple[Phone, Challenge]:
     """A dashboard connected after Helen challenged Grady, then a move of that
     challenge whose broadcast was lost: the feed has nothing to wait for."""
-    challenge = await database_sync_to_async(opposed_challenge)(
-        game["session"], game["helen"], game["grady"], bid="Ferocious"
-    )
-    dashboard = await _dashboard(game)
-    await database_sync_to_async(Challenge.objects.filter(pk=challenge.pk).update)(
-        version=F("version") + 1
-    )
+    dashboard, challenge = await _watched_challenge(game)
+    await _move_in_database(challenge)
     return dashboard, challenge
 
 
