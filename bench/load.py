@@ -120,6 +120,64 @@ class Heartbeats:
         self.until = float("inf")
 
 
+# What moves a card on a phone's screen, in a frame's order (_live.html,
+# _card_frame.html, _card.html): the whole view's two lists, the out-of-band
+# wrappers that append or put on top, a card (its version, and whether it
+# replaces one in place) and a card taken off.
+_CARD_PLACES = re.compile(
+    r'<div id="(open|done)-cards">'
+    r'|<div hx-swap-oob="(beforeend:#open-cards|afterbegin:#done-cards)">'
+    r'|<article id="card-(\d+)" '
+    r'(?:hx-swap-oob="(delete)"|class="[^"]*" data-version="(\d+)"([^>]*)>)'
+)
+
+
+class CardsShown:
+    """The challenge cards a phone's screen shows, kept from its frames as
+    htmx places them, so that a reconnect names them as app.js does
+    (``&open=ID.VERSION,…&done=…``; the server checks them against the
+    stamp, and a wrong list costs a whole view, never a stale screen)."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, int] = {}  # id: version, in screen order
+        self.done: list[tuple[int, int]] = []  # (id, version), newest first
+
+    def apply(self, frame: str) -> None:
+        """Place the cards of one view frame (whole or partial)."""
+        if 'id="card-' not in frame and 'id="live"' not in frame:
+            return
+        if 'id="live"' in frame:  # a whole view: the lists start again
+            self.open, self.done = {}, []
+        where, at = "", 0  # the list a card goes to, and where in done
+        for found in _CARD_PLACES.finditer(frame):
+            whole, wrapper, pk, delete, version, rest = found.groups()
+            if whole or wrapper:
+                where, at = (whole or wrapper[-10:-6]), (len(self.done) if whole else 0)
+                continue
+            card = int(pk)
+            if delete or 'hx-swap-oob="true"' in rest:
+                index = next((i for i, (d, _) in enumerate(self.done) if d == card), None)
+                if delete:
+                    self.open.pop(card, None)
+                    if index is not None:
+                        del self.done[index]
+                elif card in self.open:
+                    self.open[card] = int(version)
+                elif index is not None:
+                    self.done[index] = (card, int(version))
+                continue
+            if where == "open":
+                self.open[card] = int(version)
+            elif where == "done":
+                self.done.insert(at, (card, int(version)))
+                at += 1
+
+    def query(self) -> str:
+        """``&open=…&done=…`` for the socket URL, after ``?v=STAMP``."""
+        open_, done = (",".join(f"{pk}.{v}" for pk, v in c) for c in (self.open.items(), self.done))
+        return f"&open={open_}&done={done}"
+
+
 class Conn:
     """One websocket (a phone or a dashboard) with its acks and frame waiters."""
 
@@ -162,6 +220,8 @@ class Conn:
         self.rolls: dict[int, tuple[float, str]] = {}
         self.start_forms: dict[str, str] = {}  # by kind of _START_FORMS
         self.card_changed = asyncio.Event()
+        # A phone names the cards its screen shows when it reconnects, as app.js.
+        self.cards_shown = CardsShown() if "/ws/play/" in url else None
 
     async def load_page(self) -> None:
         """Load her page over HTTP (``/ws/play/ID/`` → ``/play/ID/``, with her
@@ -190,8 +250,11 @@ class Conn:
         """Open the socket; a reconnect names the last stamp (``?v=``), as
         ``static/narrator/app.js`` does, and may get ``pong`` instead of a view."""
         self.closing = False
+        query = f"?v={self.stamp}" if self.stamp else ""
+        if query and self.cards_shown is not None:
+            query += self.cards_shown.query()
         self.ws = await connect(
-            f"{self.url}?v={self.stamp}" if self.stamp else self.url,
+            self.url + query,
             origin=self.origin,
             additional_headers=self.headers,
             compression=None,
@@ -311,6 +374,8 @@ class Conn:
                 self.start_forms[kind] = frame[start : frame.find(closing, start)]
 
     def _match(self, now: float, frame: str) -> None:
+        if self.cards_shown is not None:
+            self.cards_shown.apply(frame)
         if self.track_cards:
             self._read_cards(now, frame)
         if not self.waiters:
@@ -672,15 +737,19 @@ async def open_all(
 #: current stamp) or a frame that is only the Time out banner (a reconnect
 #: whose screen missed only a Time out called or lifted).
 FIRST_ANSWER = re.compile(
-    r'(id="live"|id="challenge-list"|"type": "pong"|^<!--v:[0-9a-f]{16}--><div id="time-out")'
+    r'(id="live"|id="challenge-list"|"type": "pong"|^<!--v:[0-9a-f]{16}--><div id="time-out"'
+    r'|^<!--v:[0-9a-f]{16}--><(?:article id="card-|div hx-swap-oob="[a-z]+:#(?:open|done)-cards"))'
 )
 
 
 def _answer_kind(found: str) -> str:
-    """``view``, ``pong`` or ``banner``: what :data:`FIRST_ANSWER` found."""
+    """``view``, ``pong``, ``banner`` or ``cards`` (the cards that changed
+    while away, banner included): what :data:`FIRST_ANSWER` found."""
     if "pong" in found:
         return "pong"
-    return "banner" if found.startswith("<!--v:") else "view"
+    if not found.startswith("<!--v:"):
+        return "view"
+    return "banner" if found.endswith('id="time-out"') else "cards"
 
 
 _BACKOFF = random.Random(13)
@@ -978,6 +1047,7 @@ async def reconnect_stale(
         f"{back} of {everyone} back in {result.elapsed:.1f} s: "
         f"{answers['view']} whole views, {answers['pong']} pong"
         + (f", {answers['banner']} the Time out banner only" if answers["banner"] else "")
+        + (f", {answers['cards']} only the cards that changed" if answers["cards"] else "")
     )
     if errors:
         result.note += " (" + ", ".join(f"{n} {kind}" for kind, n in errors.most_common()) + ")"

@@ -57,6 +57,42 @@ def _time_out_only(parts: heartbeat.Parts, shown: str) -> bool:
     return heartbeat.digest({**parts, "session": (1 - time_out, ended)}) == shown
 
 
+#: At most this many cards named by a reconnect (``open`` and ``done`` together):
+#: a phone shows its open challenges and :data:`views.RECENT_RESOLVED` results.
+CLAIMED_CARDS_MAX = 64
+
+
+def _claimed_cards(scope: dict) -> tuple[dict[int, int], list[int]] | None:
+    """The cards a reconnecting phone says its screen shows, from the socket
+    URL's query (``static/narrator/app.js``): ``open`` and ``done``, each a
+    comma-separated list of ``ID.VERSION`` in screen order (``done``: newest
+    first, as ``#done-cards``). Returns ``({challenge id: version}, [result
+    ids, newest first])``, the shape of :func:`views.phone_cards_shown`, or
+    None if absent or malformed (a repeated id, more than
+    :data:`CLAIMED_CARDS_MAX`, anything but digits): then only the stamp
+    counts. A claim is never trusted alone: :meth:`PlayConsumer._replay`
+    checks it against the stamp."""
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    if "open" not in query and "done" not in query:
+        return None
+    shown: dict[int, int] = {}
+    done: list[int] = []
+    for name in ("open", "done"):
+        values = query.get(name, [""])
+        if len(values) != 1:
+            return None
+        for entry in filter(None, values[0].split(",")):
+            pk, dot, version = entry.partition(".")
+            if not (dot and pk.isdecimal() and version.isdecimal()) or len(entry) > 24:
+                return None
+            if int(pk) in shown or len(shown) >= CLAIMED_CARDS_MAX:
+                return None
+            shown[int(pk)] = int(version)
+            if name == "done":
+                done.append(int(pk))
+    return shown, done
+
+
 def _echoed_stamp(scope: dict) -> str | None:
     """The ``v`` of the socket URL's query (the stamp a reconnecting screen
     shows), if it looks like a stamp."""
@@ -143,7 +179,8 @@ class PlayConsumer(RollActions, BaseConsumer):
         # phone keeps its screen and gets "pong" (a reconnect storm after a
         # wifi drop then renders nothing), or only the Time out banner.
         echoed = _echoed_stamp(self.scope)
-        if echoed and (frame := await self._resume(echoed)) is not None:
+        claimed = _claimed_cards(self.scope)
+        if echoed and (frame := await self._resume(echoed, claimed)) is not None:
             if frame:
                 await self.send_stamped(frame)
             else:
@@ -152,13 +189,17 @@ class PlayConsumer(RollActions, BaseConsumer):
         await self.send_view()
 
     @database_sync_to_async
-    def _resume(self, echoed: str) -> str | None:
+    def _resume(
+        self, echoed: str, claimed: tuple[dict[int, int], list[int]] | None = None
+    ) -> str | None:
         """What a reconnecting screen showing stamp ``echoed`` needs: "" if it
         is the stamp of her current view (``pong``), the Time out banner if
         it is but for a Time out called or lifted meanwhile
-        (:func:`_time_out_only`), None if only her whole view can say (then
-        nothing here changed). When not None, learn what that screen shows
-        (her cards' ids and versions) without rendering. The cards are read
+        (:func:`_time_out_only`), the cards that changed while it was away
+        if it names the cards it shows (``claimed``, :func:`_claimed_cards`;
+        :meth:`_replay`), None if only her whole view can say (then nothing
+        here changed). When not None, learn what that screen shows (her
+        cards' ids and versions) without rendering. The cards are read
         before the stamp: a move committed in between changes the stamp, so
         the phone gets its whole view instead."""
         if self.session is None:
@@ -177,10 +218,74 @@ class PlayConsumer(RollActions, BaseConsumer):
         elif _time_out_only(parts, echoed):
             frame = _time_out_html(bool(parts["session"][0]))
             self.session.time_out = bool(parts["session"][0])
+        elif claimed is not None:
+            return self._replay(echoed, claimed, parts, shown, done)
         else:
             return None
         self.stamp_parts, self.shown, self.done, self.sheet = parts, shown, done, None
         return frame
+
+    def _replay(
+        self,
+        echoed: str,
+        claimed: tuple[dict[int, int], list[int]],
+        parts: heartbeat.Parts,
+        shown: dict[int, int],
+        done: list[int],
+    ) -> str | None:
+        """The frame that brings a reconnecting screen up to date card by
+        card, as if it had stayed connected (issue 14: in a reconnect storm
+        the phones whose challenges a narrator voided meanwhile each cost
+        their whole view). ``claimed``: the cards the screen says it shows
+        (:func:`_claimed_cards`); ``parts``, ``shown``, ``done``: her view
+        now (read by :meth:`_resume`). None (her whole view goes) unless
+
+        - her challenges are those of the screen's stamp ``echoed``, some of
+          the claimed at a later version, and the stamp of her view with the
+          claimed versions (and the Time out as it was, if it changed) is
+          ``echoed``: nothing but those cards and the banner changed, and
+        - the changed cards, each drawn as a live move would draw it
+          (:meth:`_change_frame`: her sheet goes with the first), leave the
+          screen with exactly her view's cards, order and stamp.
+
+        A claim that does not add up costs the whole view, never a stale
+        screen. One query per changed card, one for her sheet."""
+        claim, claimed_done = claimed
+        if any(pk not in claim or claim[pk] > version for pk, version in shown.items()):
+            return None  # a card she has not (a new challenge), or ahead of the truth
+        changed = [pk for pk, version in shown.items() if claim[pk] != version]
+        screen, session = parts.get("screen"), parts.get("session")
+        if not changed or screen is None or session is None:
+            return None
+        count, total, top, *rest = screen
+        behind = sum(shown[pk] - claim[pk] for pk in changed)
+        was = {**parts, "screen": (count, total - behind, top, *rest)}
+        if heartbeat.digest(was) != echoed:
+            was["session"] = (1 - session[0], session[1])
+            if heartbeat.digest(was) != echoed:
+                return None
+        self.stamp_parts, self.shown, self.sheet = was, dict(claim), None
+        self.done = list(claimed_done)
+        # Open ones first, then the results oldest first: each goes on top.
+        order = [pk for pk in changed if pk not in done]
+        order += [pk for pk in reversed(done) if pk in changed]
+        frames = []
+        for pk in order:
+            frame = self._change_frame(pk, shown[pk])
+            if frame is None:
+                return None
+            frames.append(frame)
+        if (
+            heartbeat.digest({**self.stamp_parts, "session": session}) != heartbeat.digest(parts)
+            or self.shown != shown
+            or self.done != done
+        ):
+            return None
+        if was["session"] != session:
+            self.session.time_out = bool(session[0])
+            frames.append(_time_out_html(self.session.time_out))
+        self.stamp_parts = parts
+        return "".join(frames)
 
     def _parts(self) -> heartbeat.Parts:
         parts = heartbeat.play_parts(
@@ -252,8 +357,7 @@ class PlayConsumer(RollActions, BaseConsumer):
         self._keep_rolls(context["roll_window"], context["rolls"])
         return render_to_string("challenges/play_live.html", context)
 
-    @database_sync_to_async
-    def _render_change(self, challenge_id: int, version: int | None) -> str | None:
+    def _change_frame(self, challenge_id: int, version: int | None) -> str | None:
         """The frame for one changed challenge of hers: "" when the phone already
         shows that version, None when it needs its whole view (a result cost
         her Traits or health while other open cards or mob scenes on her
@@ -372,6 +476,8 @@ class PlayConsumer(RollActions, BaseConsumer):
                 },
             )
         return frame
+
+    _render_change = database_sync_to_async(_change_frame)
 
     def _only_card(self, challenge_id: int) -> bool:
         """Her screen shows no open card but ``challenge_id``'s and no mob

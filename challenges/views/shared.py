@@ -170,9 +170,10 @@ class CardFace(dict):
     and a card makes ~80 lookups. On this dict the first try answers, and a
     property the card reads several times (``opponent_name``) is computed
     once. For the same reason ``state``, ``moves``, each of ``tests`` (and its
-    ``record``) and of ``bid_choices`` are dicts of what the card shows. ``pk`` is text: an
-    int would go through number localization at each of the card's forms, to
-    print the same digits (no thousand separator). A name the view lacks
+    ``record``) and of ``bid_choices`` are dicts of what the card shows.
+    ``pk`` and ``version`` (``data-version``, which a reconnect names) are
+    text: an int would go through number localization at each of the card's
+    forms, to print the same digits (no thousand separator). A name the view lacks
     raises AttributeError, as a lookup on the view did (issue 14: ~13% less
     CPU per card frame; docs/performance.md)."""
 
@@ -184,7 +185,7 @@ class CardFace(dict):
     }
 
     def __init__(self, view: ChallengeView) -> None:
-        super().__init__(pk=str(view.pk))
+        super().__init__(pk=str(view.pk), version=str(view.challenge.version))
         self.view = view
 
     def __missing__(self, key: str) -> Any:

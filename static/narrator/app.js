@@ -52,11 +52,28 @@
   var createWebSocket = htmx.createWebSocket || function (url) { return new WebSocket(url); };
   // A reconnect names the stamp of what the screen shows (?v=STAMP): when nothing
   // changed meanwhile the server answers "pong" instead of re-rendering the view.
+  // A phone names its cards too (&open=ID.VERSION,...&done=...: each card's
+  // data-version, in screen order), so that only the cards that changed while
+  // it was away are sent; the server checks the list against the stamp.
   htmx.createWebSocket = function (url) {
     var base = url.split("?")[0];
-    current = createWebSocket(stamp ? base + "?v=" + encodeURIComponent(stamp) : base);
+    var query = stamp ? "?v=" + encodeURIComponent(stamp) + shownCards() : "";
+    current = createWebSocket(base + query);
     return current;
   };
+  function shownCards() {
+    var query = "";
+    ["open", "done"].forEach(function (list) {
+      var box = document.getElementById(list + "-cards");
+      if (!box) return;
+      var cards = [];
+      box.querySelectorAll("article.card[data-version]").forEach(function (card) {
+        cards.push(card.id.slice(5) + "." + card.getAttribute("data-version"));
+      });
+      query += "&" + list + "=" + cards.join(",");
+    });
+    return query;
+  }
 
   function newId() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID();

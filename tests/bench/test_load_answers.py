@@ -1,5 +1,6 @@
 """What the bench counts as a socket's first answer after a reconnect
-(bench.load.FIRST_ANSWER): a whole view, pong, or the Time out banner alone."""
+(bench.load.FIRST_ANSWER): a whole view, pong, the Time out banner alone, or
+the cards that changed while away (``PlayConsumer._replay``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ STAMP = "<!--v:0123456789abcdef-->"
         (STAMP + '<div id="time-out" class="time-out active" hx-swap-oob="true">', "banner"),
         ('<section id="challenge-list">', "view"),
         ('{"type": "pong"}', "pong"),
+        (STAMP + '<article id="card-7" hx-swap-oob="delete"></article><div hx-sw', "cards"),
+        (STAMP + '<div hx-swap-oob="afterbegin:#done-cards"><article id="card-7"', "cards"),
+        (STAMP + '<div hx-swap-oob="beforeend:#open-cards"><article id="card-7"', "cards"),
+        (STAMP + '<article id="card-7" class="card" data-version="3" hx-swap-oob="true">', "cards"),
     ],
 )
 def test_a_first_answer_is_told_apart(frame, kind):

@@ -44,17 +44,24 @@ async def _act(phone: Phone, **message) -> dict:
     return reply
 
 
+def _tap(phone: Phone, see) -> object:
+    """Hand every view frame ``phone`` takes (acks left out) to ``see`` too;
+    returns the ``_take`` it replaced (to put back)."""
+    take = phone._take
+
+    def tapped(frame: str):
+        if not frame.startswith("{"):
+            see(frame)
+        return take(frame)
+
+    phone._take = tapped
+    return take
+
+
 async def _frames_of(phone: Phone, step) -> list[str]:
     """The view frames ``phone`` gets while ``step()`` runs (acks left out)."""
     seen: list[str] = []
-    take = phone._take
-
-    def recording(frame: str):
-        if not frame.startswith("{"):
-            seen.append(frame)
-        return take(frame)
-
-    phone._take = recording
+    take = _tap(phone, seen.append)
     try:
         await step()
         await phone.settle()
@@ -475,3 +482,215 @@ def test_the_cards_a_resume_knows_are_the_ones_the_view_lists(
     assert shown == expected
     assert list(shown) == list(expected)  # the same order: open ones oldest first
     assert results == [pk for pk, _ in expected_done]
+
+
+def _shown_query(phone: Phone) -> str:
+    """``?v=STAMP&open=…&done=…`` as app.js builds it for ``phone``'s screen:
+    each card's ``data-version``, in screen order."""
+    query = f"?v={phone.stamp}"
+    for box in ("open", "done"):
+        cards = phone.screen.doc.select(f"#{box}-cards article.card[data-version]")
+        query += f"&{box}=" + ",".join(f"{c['id'][5:]}.{c['data-version']}" for c in cards)
+    return query
+
+
+async def _void_behind_her_back(game, pk: int) -> None:
+    """A narrator voids challenge ``pk`` while the phones are away."""
+    from challenges import services
+
+    await database_sync_to_async(services.challenge_void)(
+        challenge_id=pk, reason="ruled", user=game["narrator"], msg_id=uuid.uuid4().hex
+    )
+
+
+async def _resume_naming_cards(grady: Phone, game, away) -> str:
+    """Grady's phone drops, ``away()`` runs, he reconnects naming his stamp
+    and his cards; the first frame, applied to the screen his page kept, must
+    leave it current (equal to a fresh render, stamp included)."""
+    screen, query = grady.screen, _shown_query(grady)
+    await grady.drop()
+    await away()
+    first = await _reconnect(grady, query)
+    grady.screen = screen  # the page keeps its DOM across a reconnect
+    grady._take(first)
+    await _assert_current(grady, game["grady"], game["session"])
+    return first
+
+
+async def test_a_reconnect_that_missed_a_void_and_a_time_out_gets_the_card_and_the_banner(game):
+    """Issue 14: in a reconnect storm the phones whose challenges a narrator
+    voided meanwhile got their whole view; naming their cards, only the
+    voided card moves to the results (with her sheet: her bid is free)."""
+    helen, grady = await _phones(game)
+    kept = await _open(helen, game, bid="physical:Quick")
+    await _act(grady, action="challenge.relent", challenge=kept)  # a result on screen
+    pk = await _open(helen, game)
+    await _act(grady, action="challenge.bid", challenge=pk, bid="Tough")
+    await grady.settle()
+
+    async def away():
+        await _void_behind_her_back(game, pk)
+        await _time_out_behind_her_back(game)
+
+    first = await _resume_naming_cards(grady, game, away)
+    assert 'id="live"' not in first and "time-out" in first
+    assert f'id="card-{pk}"' in first and f'id="card-{kept}"' not in first
+    assert "stage-resolved" in grady.view
+    # The resumed socket places the next cards as before.
+    from challenges import services
+
+    await database_sync_to_async(services.session_resume)(
+        session=game["session"], user=game["narrator"], msg_id=uuid.uuid4().hex
+    )
+    again = await _open(helen, game, bid="physical:Brawny")
+    await grady.settle()
+    assert f'id="card-{again}"' in grady.view
+    await _assert_current(grady, game["grady"], game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_a_void_that_pushes_the_oldest_result_off_is_replayed_in_order(game):
+    helen, grady = await _phones(game)
+    played = []
+    for _ in range(views.RECENT_RESOLVED):
+        pk = await _open(helen, game, bid="physical:Quick")
+        await _act(grady, action="challenge.relent", challenge=pk)
+        played.append(pk)
+    first_open = await _open(helen, game)
+    second_open = await _open(helen, game, bid="physical:Brawny")
+    await grady.settle()
+
+    async def away():
+        await _void_behind_her_back(game, second_open)
+        await _void_behind_her_back(game, first_open)
+
+    first = await _resume_naming_cards(grady, game, away)
+    assert 'id="live"' not in first
+    assert f'id="card-{played[0]}" hx-swap-oob="delete"' in first
+    assert f'id="card-{played[1]}" hx-swap-oob="delete"' in first
+    await helen.close()
+    await grady.close()
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "understated",  # an unchanged card named at an older version
+        "missing",  # a card on screen left out
+        "ahead",  # a version the challenge never had
+        "wrong card",  # the change put on another card
+    ],
+)
+async def test_cards_named_that_do_not_add_up_get_the_whole_view(game, claim):
+    helen, grady = await _phones(game)
+    kept = await _open(helen, game, bid="physical:Quick")
+    pk = await _open(helen, game)
+    await grady.settle()
+    query = _shown_query(grady)
+    named = query.split("&open=")[1].split("&")[0].split(",")
+    version = {int(p): int(v) for p, v in (e.split(".") for e in named)}
+    if claim == "understated":
+        query = query.replace(f"{kept}.{version[kept]}", f"{kept}.{version[kept] - 1}")
+    elif claim == "missing":
+        query = query.replace(f"{kept}.{version[kept]},", "")
+    elif claim == "ahead":
+        query = query.replace(f"{pk}.{version[pk]}", f"{pk}.{version[pk] + 5}")
+    screen = grady.screen
+    await grady.drop()
+    await _void_behind_her_back(game, pk)
+    if claim == "wrong card":  # pk's new version claimed for kept, pk's old one kept
+        await _void_behind_her_back(game, kept)
+        query = query.replace(f"{kept}.{version[kept]}", f"{kept}.{version[kept] + 2}")
+    first = await _reconnect(grady, query)
+    assert 'id="live"' in first, first[:300]
+    grady.screen = screen
+    grady._take(first)
+    await _assert_current(grady, game["grady"], game["session"])
+    await helen.close()
+    await grady.close()
+
+
+async def test_a_result_that_cost_her_a_trait_while_away_gets_the_whole_view(game):
+    """The cards named cannot tell what her sheet showed: a result that cost
+    her a Trait or health level while away redraws the whole view."""
+    helen, grady = await _phones(game)
+    pk = await _open(helen, game)
+    await _act(grady, action="challenge.bid", challenge=pk, bid="Tough")
+    await grady.settle()
+
+    async def away():
+        from challenges import services
+
+        await database_sync_to_async(services.challenge_settle)(
+            challenge_id=pk,
+            winner="challenger",
+            reason="ruled",
+            user=game["narrator"],
+            msg_id=uuid.uuid4().hex,
+        )
+
+    first = await _resume_naming_cards(grady, game, away)
+    assert 'id="live"' in first
+    await helen.close()
+    await grady.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "claimed"),
+    [
+        ("v=x&open=3.2,4.1&done=9.5,8.4", ({3: 2, 4: 1, 9: 5, 8: 4}, [9, 8])),
+        ("v=x&open=&done=", ({}, [])),
+        ("v=x&open=3.2", ({3: 2}, [])),
+        ("v=x", None),
+        ("v=x&open=3.2,3.4", None),  # the same card twice
+        ("v=x&open=3.2&done=3.2", None),
+        ("v=x&open=3", None),
+        ("v=x&open=-3.2", None),
+        ("v=x&open=3.2e1", None),
+        ("v=x&open=3.2&open=4.1", None),
+        ("v=x&open=" + ",".join(f"{n}.1" for n in range(65)), None),  # more than a phone shows
+        ("v=x&open=" + "9" * 30 + ".1", None),
+    ],
+)
+def test_the_cards_a_reconnect_names_are_read_strictly(query, claimed):
+    from challenges.consumers.play import _claimed_cards
+
+    assert _claimed_cards({"query_string": query.encode()}) == claimed
+
+
+async def test_the_bench_names_the_cards_a_phone_shows_as_app_js_does(game):
+    """``bench.load.CardsShown`` follows a phone's frames to the cards htmx
+    shows (new, replaced, moved to the results, taken off, a whole view)."""
+    from bench.load import CardsShown
+
+    helen = Phone(f"/ws/play/{game['helen'].pk}/", game["helen_player"])
+    grady = Phone(f"/ws/play/{game['grady'].pk}/", game["grady_player"])
+    tracked = CardsShown()
+    _tap(grady, tracked.apply)
+    await helen.connect()
+    await grady.connect()
+
+    async def named_alike() -> None:
+        await grady.settle()
+        assert f"?v={grady.stamp}" + tracked.query() == _shown_query(grady)
+
+    await named_alike()
+    lost = await _open(helen, game, bid="physical:Brawny")
+    await named_alike()
+    for _ in range(views.RECENT_RESOLVED + 1):
+        pk = await _open(helen, game, bid="physical:Quick")
+        await named_alike()
+        await _act(grady, action="challenge.relent", challenge=pk)
+        await named_alike()
+    await _act(grady, action="challenge.bid", challenge=lost, bid="Tough")
+    await named_alike()
+    voided = await _open(helen, game)
+    await _void_behind_her_back(game, voided)  # its broadcast reaches him
+    await named_alike()
+    await grady.drop()
+    await grady.connect()  # a whole view again
+    await named_alike()
+    assert tracked.open and len(tracked.done) == views.RECENT_RESOLVED
+    await helen.close()
+    await grady.close()

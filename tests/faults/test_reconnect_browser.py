@@ -387,6 +387,14 @@ def _ready_to_throw(browser, server, challenger: str, defender: str, bid: str):
     ``bid`` (Physical) and the defender bids back through his own phone
     (closed afterwards). Returns the challenger's (context, page, wire) and
     the challenge's card on her phone, its Rock, Paper and Scissors on screen."""
+    context, page, wire, card, other, _ = _ready_pair(browser, server, challenger, defender, bid)
+    other.close()
+    return context, page, wire, card
+
+
+def _ready_pair(browser, server, challenger: str, defender: str, bid: str):
+    """As :func:`_ready_to_throw`, the defender's phone kept: returns also
+    his context and page."""
     context, page, wire = _phone(browser, server, challenger)
     other, theirs, _ = _phone(browser, server, defender)
     cards = page.locator("article.card")
@@ -405,8 +413,7 @@ def _ready_to_throw(browser, server, challenger: str, defender: str, bid: str):
     answer.click()
     card = page.locator(f"#{card_id}")
     _wait(page, lambda: card.locator("form.throws button").count() == 3)
-    other.close()
-    return context, page, wire, card
+    return context, page, wire, card, other, theirs
 
 
 def _pending_stored(page) -> list[str]:
@@ -610,6 +617,35 @@ def test_an_action_refused_for_too_many_messages_says_so_and_is_never_resent(
     wire.sockets[-1]["route"].close(code=1012, reason="restart")
     _wait(page, lambda: len(wire.sockets) > count and _connected(page))
     assert not any(refused["id"] in m for m in wire.sockets[-1]["sent"])
+    context.close()
+
+
+def test_a_reconnect_gets_only_the_card_that_changed_while_away(browser, server):
+    """Issue 14: a phone reconnecting names its stamp and the cards it shows
+    (app.js: ``&open=ID.VERSION…&done=…``); when only a card changed while it
+    was away, the server sends that card, not the whole view, and the screen
+    is right: her opponent's throw reached her card, and play goes on."""
+    context, page, wire, card, other, theirs = _ready_pair(
+        browser, server, "steps", "ray", "Tireless"
+    )
+    page.evaluate("document.getElementById('who').dataset.kept = 'yes'")  # a whole view replaces it
+    version = int(card.get_attribute("data-version"))
+    index = len(wire.sockets) - 1
+    wire.sockets[index]["muted"] = True  # her link is gone: nothing reaches her page
+    card_id = card.get_attribute("id")
+    theirs.locator(f"#{card_id} form.throws button[value=rock]").click()
+    _wait(theirs, lambda: "you threw" in theirs.text_content(f"#{card_id}"))
+    wire.sockets[index]["route"].close(code=1006, reason="network gone")
+    _wait(page, lambda: len(wire.sockets) > index + 1 and _connected(page))
+    url = wire.sockets[-1]["route"].url
+    assert f"open={card_id[5:]}.{version}" in url, url
+    _wait(page, lambda: int(card.get_attribute("data-version")) > version, wire=wire)
+    first = next(m for m in wire.sockets[-1]["received"] if m.startswith("<!--v:"))
+    assert 'id="live"' not in first and f'id="{card_id}"' in first
+    assert page.evaluate("document.getElementById('who').dataset.kept") == "yes"
+    card.locator("form.throws button[value=paper]").click()  # the resumed socket plays on
+    _wait(page, lambda: "stage-resolved" in card.get_attribute("class"), wire=wire)
+    other.close()
     context.close()
 
 
