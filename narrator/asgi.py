@@ -11,6 +11,7 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from narrator.routing import websocket_urlpatterns  # noqa: E402
 from narrator.wsauth import DeferredAuthMiddlewareStack  # noqa: E402
@@ -29,5 +30,8 @@ application = ProtocolTypeRouter(
 
 # Everything loaded so far (Django, the apps, their modules) lives as long as
 # the worker: moved out of the cyclic collector's generations, so the
-# collections that a burst of frames sets off never walk it again.
+# collections that a burst of frames sets off never walk it again. And
+# collect less often (settings.GC_THRESHOLDS): a full collection walks every
+# socket's objects and stops the worker for hundreds of milliseconds.
+gc.set_threshold(*settings.GC_THRESHOLDS)
 gc.freeze()

@@ -30,6 +30,21 @@ def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.getenv(name, default).split(",") if item.strip()]
 
 
+def gc_thresholds(value: str) -> tuple[int, int, int]:
+    """Read ``GC_THRESHOLDS``: three whole numbers ≥ 1, comma-separated, for
+    ``gc.set_threshold`` (allocations before a young collection, then young
+    collections before each older one). Raises ImproperlyConfigured otherwise."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    parts = [part.strip() for part in value.split(",")]
+    if len(parts) != 3 or not all(part.isdecimal() and int(part) >= 1 for part in parts):
+        raise ImproperlyConfigured(
+            f"GC_THRESHOLDS must be three whole numbers of at least 1, e.g. 50000,20,10: {value!r}"
+        )
+    first, second, third = (int(part) for part in parts)
+    return first, second, third
+
+
 DATA_DIR = Path(os.getenv("DATA_DIR", str(BASE_DIR / "var")))
 
 
@@ -236,6 +251,12 @@ HEARTBEAT_RECHECK_SECONDS = float(os.getenv("HEARTBEAT_RECHECK_SECONDS", "0.25")
 # Looks at most, each twice as late as the one before, before such a ping gets
 # the whole view (0.25 + 0.5 + 1 s: a busy worker's broadcasts can wait seconds).
 HEARTBEAT_RECHECKS = int(os.getenv("HEARTBEAT_RECHECKS", "3"))
+# The cyclic garbage collector's thresholds in a worker (narrator/asgi.py;
+# Python's default is 700,10,10). Issue 14: at 1,500 phones a worker holds a
+# few million objects, and each full collection stopped it for 200-400 ms
+# (twelve in a minute of play: the open's p99 124-189 ms); after 50,000
+# allocations rather than 700, none ran in that minute (docs/performance.md).
+GC_THRESHOLDS = gc_thresholds(os.getenv("GC_THRESHOLDS", "50000,20,10"))
 
 LOGGING = {
     "version": 1,
