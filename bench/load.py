@@ -734,8 +734,10 @@ async def open_all(
 
 #: A socket's first answer after it opens: a whole view (a phone's holds
 #: id="live", a dashboard's the challenge list), "pong" (a reconnect naming a
-#: current stamp) or a frame that is only the Time out banner (a reconnect
-#: whose screen missed only a Time out called or lifted).
+#: current stamp), a frame that is only the Time out banner (a reconnect
+#: whose screen missed only a Time out called or lifted) or one of the cards
+#: that changed while it was away (a phone naming its cards, with the banner
+#: after them if a Time out changed too).
 FIRST_ANSWER = re.compile(
     r'(id="live"|id="challenge-list"|"type": "pong"|^<!--v:[0-9a-f]{16}--><div id="time-out"'
     r'|^<!--v:[0-9a-f]{16}--><(?:article id="card-|div hx-swap-oob="[a-z]+:#(?:open|done)-cards"))'

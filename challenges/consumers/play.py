@@ -249,7 +249,8 @@ class PlayConsumer(RollActions, BaseConsumer):
           screen with exactly her view's cards, order and stamp.
 
         A claim that does not add up costs the whole view, never a stale
-        screen. One query per changed card, one for her sheet."""
+        screen. At most one query per changed card (none for a row this
+        worker already read), one for her sheet."""
         claim, claimed_done = claimed
         if any(pk not in claim or claim[pk] > version for pk, version in shown.items()):
             return None  # a card she has not (a new challenge), or ahead of the truth
