@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.protocol import State
@@ -826,14 +827,27 @@ async def paced(
     result.elapsed = time.perf_counter() - start
 
 
+#: Actions a phone sends per challenge of the bench (open or bid, then a throw),
+#: and a margin for its heartbeats: a pair starts its challenges no faster than
+#: its phones' rate limit (settings.WS_RATE) lets them act.
+SATURATION_ACTIONS = 2.5
+
+
 async def saturation(target: Target, *, pairs: int, duration: float, result: Result) -> None:
-    """``pairs`` pairs run challenges back to back for ``duration`` seconds."""
+    """``pairs`` pairs run challenges back to back for ``duration`` seconds,
+    each pair at most as often as its phones may act
+    (:data:`SATURATION_ACTIONS` / ``settings.WS_RATE`` seconds a challenge):
+    faster, the server refuses their taps as too many (issue 14: with the
+    worker's collections rarer, the quick bench's 10 pairs played 8
+    challenges a second each, and each refusal counted as a lost result)."""
     stop = time.perf_counter() + duration
     start = time.perf_counter()
+    gap = SATURATION_ACTIONS / float(settings.WS_RATE)
 
     async def loop(p: int) -> None:
-        while time.perf_counter() < stop:
+        while (began := time.perf_counter()) < stop:
             await _challenge(target, p, result)
+            await asyncio.sleep(max(0.0, began + gap - time.perf_counter()))
 
     playing = _playable(target, range(target.pairs), result)[:pairs]
     result.unplayable = 0 if len(playing) == min(pairs, target.pairs) else result.unplayable
