@@ -145,9 +145,10 @@ class CardsShown:
 
     def apply(self, frame: str) -> None:
         """Place the cards of one view frame (whole or partial)."""
-        if 'id="card-' not in frame and 'id="live"' not in frame:
+        whole_view = 'id="live"' in frame
+        if not whole_view and 'id="card-' not in frame:
             return
-        if 'id="live"' in frame:  # a whole view: the lists start again
+        if whole_view:  # the lists start again
             self.open, self.done = {}, []
         where, at = "", 0  # the list a card goes to, and where in done
         for found in _CARD_PLACES.finditer(frame):
@@ -842,7 +843,7 @@ async def saturation(target: Target, *, pairs: int, duration: float, result: Res
     challenges a second each, and each refusal counted as a lost result)."""
     stop = time.perf_counter() + duration
     start = time.perf_counter()
-    gap = SATURATION_ACTIONS / float(settings.WS_RATE)
+    gap = SATURATION_ACTIONS / settings.WS_RATE
 
     async def loop(p: int) -> None:
         while (began := time.perf_counter()) < stop:
