@@ -206,6 +206,7 @@ def _phone(browser, server, user: str, heartbeat_ms: int | None = None):
     if heartbeat_ms is not None:
         page.add_init_script(f"window.NARRATOR_HEARTBEAT_MS = {heartbeat_ms};")
     page.add_init_script(WATCH_CONNECTION)
+    page.add_init_script(WATCH_OPPONENTS)
     wire = Wire()
     page.route_web_socket(re.compile(r".*/ws/.*"), wire.handle)
     page.goto(links[user])
@@ -318,10 +319,27 @@ def test_the_phone_reconnects_on_every_close_code_but_a_refusal(browser, server)
         assert max(chosen_ms) <= BACKOFF_CAP_MS, (code, chosen_ms)
 
 
+#: Counts the swaps of the opponents' list that opening "Challenge someone"
+#: fetches (``templates/challenges/_start.html``): ``window.opponentsSwapped``.
+WATCH_OPPONENTS = """
+window.opponentsSwapped = 0;
+document.addEventListener("htmx:afterSettle", (event) => {
+  const target = event.detail.target;
+  if (target && target.id === "opponent-results") window.opponentsSwapped++;
+});
+"""
+
+
 def _open_start(page) -> None:
-    """Unfold "Challenge someone" if it is folded."""
+    """Unfold "Challenge someone" if it is folded, and wait for the opponents
+    it fetches on opening to be swapped in: a radio checked before the swap
+    lands is unchecked by it, and the form's own check (the radio is
+    ``required``) then stops her bid before it is sent (CI, once, on a loaded
+    machine: no action sent, the test timed out)."""
     if page.locator("details.start").get_attribute("open") is None:
+        before = page.evaluate("window.opponentsSwapped")
         page.click("details.start > summary")
+        page.wait_for_function(f"window.opponentsSwapped > {before}", timeout=WAIT * 1000)
 
 
 def _challenge_the_first_opponent(page):
