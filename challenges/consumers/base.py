@@ -371,8 +371,9 @@ class BaseConsumer(AsyncWebsocketConsumer):
         await self.rejoin()
         await self.tick_clocks()
         if message.get("action") == "ping":
-            echoed = self.shown_after_frames(message.get("v", self.stamp))
-            if echoed == self.stamp and await self.current_in_snapshot():
+            stamp = self.stamp  # one digest per ping (issue 14: the heartbeats' fixed cost)
+            echoed = self.shown_after_frames(message.get("v", stamp))
+            if echoed == stamp and await self.current_in_snapshot():
                 await self.send_json({"type": "pong"})
                 return
             current = await self.current_parts()

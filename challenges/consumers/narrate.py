@@ -178,7 +178,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
         whole view."""
         if (
             message.get("action") == "ping"
-            and self.shown_after_frames(message.get("v", self.stamp)) == self.stamp
+            and self.shown_after_frames(message.get("v", stamp := self.stamp)) == stamp
             and (rows_feed := getattr(self, "rows_feed", None)) is not None
             and rows_feed.busy()
         ):

@@ -234,6 +234,30 @@ async def test_a_current_phones_ping_costs_no_query(game, queries, heartbeat_clo
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
+async def test_a_current_phones_ping_digests_her_stamp_once(game, heartbeat_clock, monkeypatch):
+    """The heartbeats' fixed cost (issue 14): a ping answered from the snapshot
+    works out the socket's stamp once, not once for the echo's default and
+    again for the comparison."""
+    monkeypatch.setattr(services.clocks, "tick_wanted", lambda session_id: False)
+    helen, grady = await _phones(game)
+    assert await helen.heartbeat() == {"type": "pong"}  # the snapshot is read
+    digests = []
+    digest = heartbeat.digest
+
+    def counted(parts):
+        digests.append(parts)
+        return digest(parts)
+
+    monkeypatch.setattr(heartbeat, "digest", counted)
+    for phone in (helen, grady):
+        assert await phone.heartbeat() == {"type": "pong"}
+    assert len(digests) == 2
+    await helen.close()
+    await grady.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
 @pytest.mark.parametrize("ruleset", ["bns", "storytelling"])
 async def test_a_current_phones_ping_costs_no_query_in_every_ruleset(
     ruleset, queries, heartbeat_clock, monkeypatch
