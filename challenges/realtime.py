@@ -84,6 +84,7 @@ async def _group_send_each(groups: list[str], message: dict) -> None:
         try:
             await layer.group_send(group, message)
         except Exception:  # noqa: BLE001 - logged; clients resync on heartbeat
+            layer_failed()
             log.exception("broadcast to %s failed", group)
 
 
@@ -95,6 +96,24 @@ def broadcast_on_commit(groups: Iterable[str], event_type: str, **ids: int | boo
     action returns: no trip from the database thread to the loop per move."""
     groups = list(dict.fromkeys(groups))
     transaction.on_commit(lambda: _deliver(groups, event_type, ids))
+
+
+#: How many times this process saw its channel layer fail (a group send, a
+#: receive, a join): a socket re-joins its groups on the heartbeat after any
+#: (``BaseConsumer.rejoin_if_due``), since a layer that failed may have come
+#: back empty (Redis restarted without persistence).
+_layer_failures = 0
+
+
+def layer_failed() -> None:
+    """Count a failure of the channel layer (:func:`layer_failures`)."""
+    global _layer_failures
+    _layer_failures += 1
+
+
+def layer_failures() -> int:
+    """How many channel-layer failures this process has seen."""
+    return _layer_failures
 
 
 Outbox = list[tuple[list[str], dict]]

@@ -1,5 +1,6 @@
 """What every websocket consumer shares (:class:`BaseConsumer`): the signed-in
-user, groups joined again on every heartbeat, a channel-layer receive retried
+user, groups joined again on a heartbeat after a channel-layer failure (and at
+least every ``REJOIN_SECONDS``), a channel-layer receive retried
 through an outage, and frame handling: schema, rate limit, dispatch, acks and
 errors. The protocol is described in :mod:`challenges.consumers`."""
 
@@ -29,7 +30,13 @@ from challenges.ratelimit import (
     Limiter,
     Verdict,
 )
-from challenges.realtime import collecting, send_collected, user_group
+from challenges.realtime import (
+    collecting,
+    layer_failed,
+    layer_failures,
+    send_collected,
+    user_group,
+)
 from challenges.rules import RulesError
 from narrator import wsauth
 
@@ -37,6 +44,12 @@ log = logging.getLogger(__name__)
 
 #: Pauses between retries of a failed channel-layer receive: first, longest (seconds).
 LAYER_RETRY_SECONDS = (0.5, 3.0)
+#: A socket re-joins its groups on a heartbeat at least this often (seconds),
+#: and on the first heartbeat after any channel-layer failure this process saw
+#: (``BaseConsumer.rejoin_if_due``). Issue 14: re-joining on every heartbeat
+#: was half of a ping's CPU on channels-redis (0.52-0.60 -> 0.26-0.27 ms, in
+#: process), a Redis round trip for each of 1,500 phones every 10 s.
+REJOIN_SECONDS = 60.0
 #: Stamps of the latest frames a socket sent, kept to know a heartbeat that
 #: crossed them (``BaseConsumer.shown_after_frames``); a dashboard keeps more
 #: (``NarrateConsumer.sent_stamps_kept``).
@@ -101,6 +114,7 @@ async def receive_retrying(receive: Callable[[], Awaitable[dict]]) -> dict:
         try:
             return await receive()
         except Exception as error:  # noqa: BLE001 - the layer is down: retry
+            layer_failed()
             failures += 1
             if failures == 1:
                 log.warning("channel layer receive failed (%r); retrying", error)
@@ -221,6 +235,10 @@ class BaseConsumer(AsyncWebsocketConsumer):
     #: ``heartbeat.now()`` when ``stamp_parts`` was last set (never: +inf).
     stamped_at = float("inf")
     _join_failing = False
+    #: ``layer_failures()`` when the groups were last joined, and when
+    #: (``heartbeat.now()``); never: -1 and -inf.
+    _joined_failures = -1
+    _joined_at = float("-inf")
 
     @property
     def stamp_parts(self) -> heartbeat.Parts:
@@ -268,14 +286,18 @@ class BaseConsumer(AsyncWebsocketConsumer):
         """Add this socket to its groups again (``group_add`` is idempotent;
         on channels-redis all of them in one round trip, :func:`join_groups`).
 
-        Run on connect and on every heartbeat. A failing layer is logged, not
-        raised: the socket keeps working and the next heartbeat tries again.
+        Run on connect, when the groups change, and on a heartbeat when
+        :meth:`rejoin_if_due`. A failing layer is logged, not raised: the
+        socket keeps working and the next heartbeat tries again.
         """
+        self._joined_failures = layer_failures()  # a failure from now on: join again
+        self._joined_at = heartbeat.now()
         failed = False
         for groups in join_batches(self.channel_layer, getattr(self, "joined", [])):
             try:
                 await join_groups(self.channel_layer, groups, self.channel_name)
             except Exception as error:  # noqa: BLE001 - retried on the next heartbeat
+                layer_failed()
                 failed = True
                 # Warn once per outage per socket, not on every heartbeat.
                 level = logging.DEBUG if self._join_failing else logging.WARNING
@@ -286,6 +308,19 @@ class BaseConsumer(AsyncWebsocketConsumer):
                     error,
                 )
         self._join_failing = failed
+
+    async def rejoin_if_due(self) -> None:
+        """:meth:`rejoin`, if this process's channel layer failed since this
+        socket last joined (it may have come back empty: Redis restarted
+        without persistence), the last join failed, or it was
+        ``REJOIN_SECONDS`` ago or more (a layer emptied without an error
+        seen here, such as a Redis flushed by hand). Run on every heartbeat."""
+        if (
+            self._join_failing
+            or self._joined_failures != layer_failures()
+            or heartbeat.now() - self._joined_at >= REJOIN_SECONDS
+        ):
+            await self.rejoin()
 
     async def user_sessions_ended(self, event: dict) -> None:
         """Some of this user's Django sessions ended (join links revoked):
@@ -359,7 +394,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
     async def answer_heartbeat(self, message: dict, recheck: int = 0) -> None:
         """Answer ``ping`` with ``pong`` if the echoed stamp ``v`` (default:
         the last one sent) is current, else with the full view; answer ``sync``
-        with the full view. Both re-join the groups first. A ping echoing the
+        with the full view. Both re-join the groups first when due
+        (:meth:`rejoin_if_due`). A ping echoing the
         stamp this socket last sent is answered from this worker's snapshot
         when it agrees (``current_in_snapshot``: no query); otherwise, or if
         it does not, one query decides. When that query finds the database
@@ -368,7 +404,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
         the events already on their way here, then is ``pong``, a
         :meth:`repair`, another recheck (at most
         ``settings.HEARTBEAT_RECHECKS``, each twice as late) or the whole view."""
-        await self.rejoin()
+        await self.rejoin_if_due()
         await self.tick_clocks()
         if message.get("action") == "ping":
             stamp = self.stamp  # one digest per ping (issue 14: the heartbeats' fixed cost)
@@ -426,6 +462,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
             try:
                 await self.channel_layer.send(self.channel_name, {"type": event_type, **fields})
             except Exception as error:  # noqa: BLE001 - the layer is down: answer now
+                layer_failed()
                 log.warning("%s not queued (%r): whole view", event_type, error)
                 self.owed_heartbeat = None  # the whole view answers it
                 try:

@@ -50,6 +50,7 @@ from challenges.realtime import (
     CHARACTER_UPDATED,
     MOB_UPDATED,
     ROLL_UPDATED,
+    layer_failed,
     narrators_group,
 )
 
@@ -358,6 +359,7 @@ class DashboardFeed:
         try:
             await join_groups(get_channel_layer(), [narrators_group(self.session.pk)], channel)
         except Exception as error:  # noqa: BLE001 - retried on a dashboard's next heartbeat
+            layer_failed()
             log.warning("the dashboards' feed could not join its group (%r)", error)
 
     async def leave(self, dashboard) -> None:

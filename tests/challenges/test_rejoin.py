@@ -1,6 +1,7 @@
-"""Issue 14: a heartbeat re-joins a socket's groups in one round trip on
-channels-redis (``base.join_groups``), leaving Redis as ``group_add`` does,
-one call each on other layers."""
+"""Issue 14: a re-join (on connect, and on a heartbeat when due) puts a
+socket in its groups in one round trip on channels-redis
+(``base.join_groups``), leaving Redis as ``group_add`` does, one call each on
+other layers."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ broadcasts again.
 Decision (see ``challenges/consumers/base.py``): a consumer survives a failing layer.
 Its socket stays open; moves commit (the database is the truth; their
 broadcasts fail and are logged); its receive from the layer is retried with a
-backoff capped at ``LAYER_RETRY_SECONDS``; every heartbeat re-joins its groups
-and repairs its view from the database.
+backoff capped at ``LAYER_RETRY_SECONDS``; the first heartbeat after a failure
+re-joins its groups and repairs its view from the database.
 
 Run twice: on an in-memory layer with an off switch (always), and on
 channels-redis against a private ``redis-server`` on port 6392 that the test
