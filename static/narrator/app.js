@@ -442,6 +442,27 @@
     if (question && !window.confirm(question)) evt.preventDefault();
   });
 
+  // "Challenge someone" fetches who is here each time it opens (_start.html),
+  // and the search box fetches its matches: an opponent she picked before the
+  // list lands stays picked when the new list still has her. Issue 14: on a
+  // loaded server the list came a moment after her tap and unchecked it, and
+  // the browser stopped her bid ("Please select one of these options").
+  var picked = null;
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var target = evt.detail.target;
+    if (!target || target.id !== "opponent-results") return;
+    var checked = target.querySelector("input[name=defender]:checked");
+    picked = checked ? checked.value : null;
+  });
+  document.addEventListener("htmx:afterSwap", function (evt) {
+    var target = evt.detail.target;
+    if (!target || target.id !== "opponent-results" || picked === null) return;
+    target.querySelectorAll("input[name=defender]").forEach(function (input) {
+      if (input.value === picked) input.checked = true;
+    });
+    picked = null;
+  });
+
   // "Challenge someone" folded sticks to an edge of the screen (narrator.css);
   // opened, its form is brought into view wherever the page was scrolled.
   document.addEventListener("toggle", function (evt) {

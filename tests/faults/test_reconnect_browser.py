@@ -573,6 +573,34 @@ def test_an_action_never_answered_is_resent_on_three_reconnects_then_given_up(br
     context.close()
 
 
+def test_an_opponent_picked_before_the_list_lands_stays_picked_and_her_bid_goes(browser, server):
+    """Opening "Challenge someone" fetches who is here; on a loaded server
+    that list lands after she has tapped an opponent. Her pick stays (app.js
+    puts it back after the swap) and her bid is sent; before, the swap
+    unchecked it and the browser stopped the bid (CI, issue 14)."""
+    context, page, wire = _phone(browser, server, "connor")
+    summary = page.locator("details.start > summary")
+    if page.locator("details.start").get_attribute("open") is not None:
+        summary.click()  # fold it, to open it below as she would
+    held = []
+    opponents = re.compile(r".*/opponents/.*")
+    page.route(opponents, lambda route: held.append(route))
+    swapped = page.evaluate("window.opponentsSwapped")
+    summary.click()
+    _wait(page, lambda: held)  # the list is on its way, not here yet
+    page.locator(".opponents input[type=radio]").first.check()
+    picked = page.locator(".opponents input[type=radio]").first.get_attribute("value")
+    held[0].continue_()
+    _wait(page, lambda: page.evaluate("window.opponentsSwapped") > swapped)
+    page.unroute(opponents)
+    assert page.locator(".opponents input[type=radio]:checked").get_attribute("value") == picked
+    page.locator(".bid button").first.click()
+    _wait(page, lambda: any("challenge.open" in m for m in wire.sockets[-1]["sent"]))
+    opened = _sent_action(wire.sockets[-1], "challenge.open")
+    assert str(opened["defender"]) == picked
+    context.close()
+
+
 def test_an_error_answer_clears_sending_shows_the_error_and_is_never_resent(browser, server):
     context, page, wire = _phone(browser, server, "ray")
     wire.swallow_actions = True
