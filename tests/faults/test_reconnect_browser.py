@@ -332,10 +332,12 @@ document.addEventListener("htmx:afterSettle", (event) => {
 
 def _open_start(page) -> None:
     """Unfold "Challenge someone" if it is folded, and wait for the opponents
-    it fetches on opening to be swapped in: a radio checked before the swap
-    lands is unchecked by it, and the form's own check (the radio is
-    ``required``) then stops her bid before it is sent (CI, once, on a loaded
-    machine: no action sent, the test timed out)."""
+    it fetches on opening to be swapped in, so that a test's pick is made on
+    the list that stays. Before app.js put a pick back after that swap, a
+    radio checked before it landed was unchecked, and the form's own check
+    (the radio is ``required``) stopped the bid unsent (CI, once, on a loaded
+    machine); the pick's own test is
+    ``test_an_opponent_picked_before_the_list_lands_stays_picked_and_her_bid_goes``."""
     if page.locator("details.start").get_attribute("open") is None:
         before = page.evaluate("window.opponentsSwapped")
         page.click("details.start > summary")
