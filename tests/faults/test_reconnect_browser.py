@@ -126,9 +126,9 @@ class Wire:
         # Every action frame vanishes and its socket closes with 1011, as a
         # server that crashed on it would.
         self.crash_on_actions = False
-        # Frames sent to the server just before the page's next action, in the
-        # same breath: read together with it, as an overloaded server reads them.
-        self.bunch_before_action: list[str] = []
+        # The page's next action frame is held back (``"held"`` in its socket's
+        # entry), for the test to send it itself, after other frames.
+        self.hold_next_action = False
 
     def handle(self, route) -> None:
         # "muted": server -> page frames of this socket vanish.
@@ -148,10 +148,10 @@ class Wire:
                 entry["swallowed"] = message
                 route.close(code=1011, reason="crashed on it")
                 return
-            if self.bunch_before_action and '"id"' in message:
-                bunch, self.bunch_before_action = self.bunch_before_action, []
-                for frame in bunch:
-                    server.send(frame)
+            if self.hold_next_action and '"id"' in message:
+                self.hold_next_action = False
+                entry["held"] = message
+                return
             server.send(message)
 
         def from_server(message):
@@ -636,17 +636,24 @@ def test_an_action_refused_for_too_many_messages_says_so_and_is_never_resent(
 
     The bunch is a third of what the flood bucket holds (206 frames at the
     defaults): far beyond the answer bucket's burst even if the relay takes
-    seconds to pass it on (the bucket refills 10 tokens a second; 30 frames
-    relayed over more than a second on a loaded CI machine let the bid
-    through), far from the flood close."""
+    seconds to pass it on (the bucket refills 10 tokens a second), far from
+    the flood close. Her bid is held back and the test sends the bunch, then
+    the bid, from its own thread, as the flood test does: relayed from inside
+    Playwright's websocket handler (before), the frames went slowly enough on
+    a loaded CI machine for the bucket to refill and let the bid through."""
     context, page, wire = _phone(browser, server, "ray")
     index = len(wire.sockets) - 1
     room = settings.WS_BURST + settings.WS_RATE * settings.WS_LATE_SECONDS
-    wire.bunch_before_action = [
-        json.dumps({"id": f"b{n}", "action": "nothing"}) for n in range(int(room) // 3)
-    ]
+    bunch = [json.dumps({"id": f"b{n}", "action": "nothing"}) for n in range(int(room) // 3)]
+    wire.hold_next_action = True
     bid = _challenge_the_first_opponent(page)
-    _wait(page, lambda: not wire.bunch_before_action)
+    _wait(page, lambda: "held" in wire.sockets[index])
+    to_server = wire.sockets[index]["server"]
+    started = time.monotonic()
+    for frame in bunch:
+        to_server.send(frame)
+    to_server.send(wire.sockets[index]["held"])
+    relayed = time.monotonic() - started
     refused = _sent_action(wire.sockets[index], "challenge.open")
     received = wire.sockets[index]["received"]
     _wait(page, lambda: any(refused["id"] in m for m in received))
@@ -656,7 +663,7 @@ def test_an_action_refused_for_too_many_messages_says_so_and_is_never_resent(
         "type": "error",
         "id": refused["id"],
         "message": "Too many messages: wait a moment and try again.",
-    }
+    }, f"{len(bunch)} frames and the bid sent in {relayed:.2f} s"
     _wait(page, lambda: page.text_content("#notice") == answer["message"])
     assert bid.is_enabled() and _connected(page)
     assert _pending_stored(page) == []
@@ -666,6 +673,7 @@ def test_an_action_refused_for_too_many_messages_says_so_and_is_never_resent(
     _wait(page, lambda: len(wire.sockets) > count and _connected(page))
     assert not any(refused["id"] in m for m in wire.sockets[-1]["sent"])
     context.close()
+    print(f"\n[faults] {len(bunch)} frames and a bid relayed in {relayed:.2f} s: bid refused")
 
 
 def test_a_reconnect_gets_only_the_card_that_changed_while_away(browser, server):
