@@ -315,9 +315,9 @@ class BaseConsumer(AsyncWebsocketConsumer):
         without persistence), the last join failed, or it was
         ``REJOIN_SECONDS`` ago or more (a layer emptied without an error
         seen here, such as a Redis flushed by hand). Run on every heartbeat."""
+        # A failed join counts as a layer failure too (rejoin): the count covers it.
         if (
-            self._join_failing
-            or self._joined_failures != layer_failures()
+            self._joined_failures != layer_failures()
             or heartbeat.now() - self._joined_at >= REJOIN_SECONDS
         ):
             await self.rejoin()
