@@ -966,6 +966,7 @@ async def heartbeat(target: Target, *, beats: Heartbeats, duration: float, resul
             for conn in conns:
                 conn.stop_heartbeat()
     result.elapsed = duration
+    result.pings = pings
     result.note = (
         f"{pings} pings from {len(conns)} sockets every {HEARTBEAT:g} s, "
         f"{views} answered with a whole view"

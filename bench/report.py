@@ -36,6 +36,7 @@ class Result:
     dashboard_lost: int = 0  # results some dashboard never showed
     cpu_seconds_dashboards: float = 0.0  # worker CPU until every dashboard has every result
     idle_after: float = 0.0  # seconds the worker stayed busy after the last phone result
+    pings: int = 0  # heartbeats the row's sockets sent (counted ones in the heartbeat row)
 
     def add(self, seconds: float) -> None:
         self.latencies.append(seconds)
@@ -131,6 +132,38 @@ GOALS: tuple[Goal, ...] = (
     Goal("elapsed", ("reconnect", "reconnect_stale", "reconnect_jitter"), 10.0, "s", _elapsed),
     Goal("CPU of a core", ("heartbeat",), 5.0, "%", lambda r, _b: r.cpu_percent),
 )
+
+
+def heartbeat_shares(results: list[Result]) -> list[str]:
+    """One line per row that played challenges with heartbeats on, when its
+    configuration and app also ran the heartbeat row: how much of its "CPU
+    ms/each, dashboards included" the row's pings took, at the heartbeat
+    row's worker CPU per ping, and the challenge's cost without them (issue
+    14: the paced row's CPU counts 1,500 phones' pings, a goal of its own).
+    E.g. ``"memory/1w/sqlite narrator paced: 46.6 ms a challenge, of which
+    ~17.8 ms its 9,075 pings (1.9 ms each in the heartbeat row); ~28.8 ms
+    without them"``. An estimate: a ping answered in a busy row may cost
+    more or less than in the quiet heartbeat row."""
+    per_ping = {
+        (r.config, r.app): r.cpu_seconds / r.pings
+        for r in results
+        if r.scenario == "heartbeat" and r.pings and r.cpu_seconds
+    }
+    lines = []
+    for r in results:
+        each = per_ping.get((r.config, r.app))
+        if each is None or r.scenario == "heartbeat" or not (r.pings and r.count):
+            continue
+        total = r.cpu_ms_per_item_dashboards or r.cpu_ms_per_item
+        if not total:
+            continue
+        pinged = r.pings * each * 1000 / r.count
+        lines.append(
+            f"{r.config} {r.app} {r.scenario}: {total:.1f} ms a challenge, of which "
+            f"~{pinged:.1f} ms its {r.pings:,} pings ({each * 1000:.2f} ms each in the "
+            f"heartbeat row); ~{max(0.0, total - pinged):.1f} ms without them"
+        )
+    return lines
 
 
 # The figure that ranks repeated runs of a scenario (``median_run``): its goal's.

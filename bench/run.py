@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench import SCENARIOS, load
 from bench.fixtures import EVENING_CATEGORIES, evening_sheet, other_sheet
-from bench.report import EVENINGS, Result, median_run, percentile
+from bench.report import EVENINGS, Result, heartbeat_shares, median_run, percentile
 from bench.servers import (
     Database,
     Redis,
@@ -228,6 +228,7 @@ async def run_config(
             f"{check['willpower_overspent']} characters with more Willpower spent than held; "
             f"{done} results seen on the phones"
         )
+        options.checks.extend(heartbeat_shares([r for r in results if r.config == config.label]))
     finally:
         for workers in (real, bare):
             if workers is not None:
@@ -439,6 +440,7 @@ async def _scenario(
     dashboard_views = sum(d.ping_views for d in target.dashboards)
     pongs, pings, views = load.take_pongs(everyone)
     if pings and scenario != "heartbeat":
+        result.pings = pings
         notes.append(
             f"{pings} pings: to the answer p50 {percentile(pongs, 50) * 1000:.0f} ms, "
             f"p99 {percentile(pongs, 99) * 1000:.0f} ms, {views} whole views "

@@ -116,6 +116,12 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
         if row["scenario"] == "paced":  # heartbeats run in every row, timed in its note
             assert re.search(r"\d+ pings: to the answer p50 \d+ ms", row["note"]), row
     assert re.search(r"resolved \(10 voided by a narrator\)", done.stdout), done.stdout[-500:]
+    # The paced row's CPU with and without its pings, at the heartbeat row's cost per ping.
+    assert re.search(
+        r"narrator paced: [\d.]+ ms a challenge, of which ~[\d.]+ ms its \d+ pings "
+        r"\([\d.]+ ms each in the heartbeat row\); ~[\d.]+ ms without them",
+        done.stdout,
+    ), done.stdout[-1500:]
     # Issue 14: the evenings are played to their results from what the cards offer:
     # met_classic with a mob scene (the 10th of 15 starts), bns test pools, dice.
     evenings = {r["scenario"]: r for r in rows if r["scenario"] in EVENINGS}
@@ -236,6 +242,57 @@ def test_repeated_runs_print_the_median_run_with_every_run_in_its_note():
     assert median_run(single)[0].note == "as it was"
     with pytest.raises(ValueError):
         median_run([])
+
+
+def test_the_pings_share_of_a_rows_cpu_is_told_at_the_heartbeat_rows_cost_per_ping():
+    """Issue 14: the paced row's CPU per challenge counts its sockets' pings
+    (a goal of their own); the checks say how much, at the heartbeat row's
+    CPU per ping, and only where that row ran for the same app."""
+    from bench.report import heartbeat_shares
+
+    paced = _result("paced", cpu_seconds_dashboards=4.0, pings=1000)  # 100 challenges: 40 ms
+    beat = _result("heartbeat", cpu_seconds=1.5, pings=1000)  # 1.5 ms a ping
+    bare = _result("paced", app="bare", cpu_seconds=0.5, pings=1000)
+    assert heartbeat_shares([paced, beat, bare]) == [
+        "1 worker narrator paced: 40.0 ms a challenge, of which ~15.0 ms its 1,000 pings "
+        "(1.50 ms each in the heartbeat row); ~25.0 ms without them"
+    ]
+    assert heartbeat_shares([paced]) == []  # no heartbeat row: nothing to tell
+    assert heartbeat_shares([_result("paced", cpu_seconds_dashboards=4.0), beat]) == []
+
+
+async def test_a_ping_due_before_the_heartbeat_row_is_sent_but_neither_counted_nor_timed():
+    """A tick due before the heartbeat row still pings (app.js would), but its
+    answer is not the row's: it is neither counted nor timed (CI once timed
+    43 answers for 42 pings under Daphne); the next tick, due in the row, is."""
+    import asyncio
+    import time
+    from types import SimpleNamespace
+
+    from websockets.protocol import State
+
+    from bench.load import Conn, Heartbeats
+
+    phone = Conn("ws://127.0.0.1:1/ws/play/7/", "http://127.0.0.1:1")
+    phone.ws = SimpleNamespace(state=State.OPEN)
+    sent: list[str] = []
+
+    async def send(text: str) -> None:
+        sent.append(text)
+
+    phone._send = send
+    beats = Heartbeats(0.3)
+    beats.since = time.perf_counter() + 0.15  # the first tick (now) is due before the row
+    beating = asyncio.create_task(phone._beat(beats, 0.0))
+    try:
+        while len(sent) < 1:
+            await asyncio.sleep(0.005)
+        assert (phone.pings, phone.ping_at) == (0, 0.0)
+        while len(sent) < 2:
+            await asyncio.sleep(0.005)
+        assert phone.pings == 1 and phone.ping_at > beats.since
+    finally:
+        beating.cancel()
 
 
 def test_an_evening_sheet_is_like_the_demos_and_the_same_every_run():
