@@ -134,6 +134,10 @@ GOALS: tuple[Goal, ...] = (
 )
 
 
+# The rows whose results are challenges (or rolls): their CPU is told per challenge.
+CHALLENGE_ROWS = ("paced", "saturation", "burst", *EVENINGS)
+
+
 def heartbeat_shares(results: list[Result]) -> list[str]:
     """One line per row that played challenges with heartbeats on, when its
     configuration and app also ran the heartbeat row: how much of its "CPU
@@ -152,7 +156,7 @@ def heartbeat_shares(results: list[Result]) -> list[str]:
     lines = []
     for r in results:
         each = per_ping.get((r.config, r.app))
-        if each is None or r.scenario == "heartbeat" or not (r.pings and r.count):
+        if each is None or r.scenario not in CHALLENGE_ROWS or not (r.pings and r.count):
             continue
         total = r.cpu_ms_per_item_dashboards or r.cpu_ms_per_item
         if not total:

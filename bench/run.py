@@ -18,7 +18,14 @@ from pathlib import Path
 
 from bench import SCENARIOS, load
 from bench.fixtures import EVENING_CATEGORIES, evening_sheet, other_sheet
-from bench.report import EVENINGS, Result, heartbeat_shares, median_run, percentile
+from bench.report import (
+    CHALLENGE_ROWS,
+    EVENINGS,
+    Result,
+    heartbeat_shares,
+    median_run,
+    percentile,
+)
 from bench.servers import (
     Database,
     Redis,
@@ -236,7 +243,7 @@ async def run_config(
         database.drop()
 
 
-_CHALLENGES = ("paced", "saturation", "burst", *EVENINGS)
+_CHALLENGES = CHALLENGE_ROWS
 NARRATOR_ONLY = EVENINGS  # the bare app has nothing like them: no bare row
 
 

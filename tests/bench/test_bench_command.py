@@ -258,6 +258,8 @@ def test_the_pings_share_of_a_rows_cpu_is_told_at_the_heartbeat_rows_cost_per_pi
         "(1.50 ms each in the heartbeat row); ~25.0 ms without them"
     ]
     assert heartbeat_shares([paced]) == []  # no heartbeat row: nothing to tell
+    storm = _result("reconnect_stale", cpu_seconds=4.0, pings=1000)  # no challenges
+    assert heartbeat_shares([storm, beat]) == []
     assert heartbeat_shares([_result("paced", cpu_seconds_dashboards=4.0), beat]) == []
 
 
