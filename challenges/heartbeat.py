@@ -61,7 +61,15 @@ from channels.db import database_sync_to_async
 from django.db import connection
 from django.db.models import Q
 
-from challenges.models import Challenge, Combat, DiceRoll, MobScene, StoryCombat, TraitLoss
+from challenges.models import (
+    Challenge,
+    Combat,
+    DiceRoll,
+    MobScene,
+    StoryCombat,
+    TraitLoss,
+    her_challenges_sql,
+)
 from characters.models import GameSession, Presence
 
 log = logging.getLogger(__name__)
@@ -134,6 +142,8 @@ def _tables() -> dict[str, str]:
         "mob_people": MobScene.participants.through._meta.db_table,
         "mobs_shown": str(MOBS_SHOWN),
         "mob_order": MOB_ORDER,
+        # Her challenges of the session, a side at a time (issue 14).
+        "mine": her_challenges_sql("%(session)s", "%(character)s"),
     }
 
 
@@ -148,8 +158,7 @@ SELECT s.time_out, s.ended_at IS NOT NULL, c.n, c.v, c.m,
   mb.n, mb.v
 FROM {session} s,
   (SELECT COUNT(*) AS n, COALESCE(SUM(version), 0) AS v, COALESCE(MAX(id), 0) AS m
-   FROM {challenge} WHERE session_id = %(session)s
-     AND (challenger_id = %(character)s OR defender_id = %(character)s)) c,
+   FROM {challenge} WHERE id IN ({mine})) c,
   (SELECT COUNT(*) AS n, COALESCE(SUM(x.version), 0) AS v
    FROM (SELECT m.version FROM {mob} m JOIN {mob_people} p ON p.mobscene_id = m.id
          WHERE m.session_id = %(session)s AND p.character_id = %(character)s

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models.expressions import RawSQL
 from django.template.loader import render_to_string
 
-from challenges.models import Challenge
+from challenges.models import Challenge, her_challenges_params, her_challenges_sql
 from challenges.rows import committed_rows
 from challenges.rules import (
     Category,
@@ -299,8 +299,9 @@ def _on_phone(character: Character, session: GameSession):
     open challenges (oldest first), then her latest :data:`RECENT_RESOLVED`
     results (newest first). :func:`_cards_sql` writes them out for a
     reconnect: keep the two in step."""
-    mine = Challenge.objects.filter(session=session).filter(
-        Q(challenger_id=character.pk) | Q(defender_id=character.pk)
+    # Her challenges by their ids, a side at a time (her_challenges_sql, issue 14).
+    mine = Challenge.objects.filter(
+        pk__in=RawSQL(her_challenges_sql(), her_challenges_params(session.pk, character.pk))
     )
     return (
         mine.exclude(stage=Stage.RESOLVED).order_by("created_at"),
@@ -319,8 +320,7 @@ def _cards_sql() -> tuple[str, str]:
     meta, col = Challenge._meta, sql_column
     mine = (
         f"SELECT {col(meta, 'id')}, {col(meta, 'version')} FROM {sql_table(meta)} "
-        f"WHERE {col(meta, 'session')} = %s "
-        f"AND ({col(meta, 'challenger')} = %s OR {col(meta, 'defender')} = %s) AND "
+        f"WHERE {col(meta, 'id')} IN ({her_challenges_sql()}) AND "
     )
     return (
         f"{mine}NOT ({col(meta, 'stage')} = %s) ORDER BY {col(meta, 'created_at')} ASC",
@@ -336,7 +336,7 @@ def phone_cards_shown(
     ``({challenge id: version}, [ids of the results shown, newest first])``:
     the rows of :func:`_on_phone`. Two small queries, nothing rendered."""
     open_sql, done_sql = _cards_sql()
-    params = [session.pk, character.pk, character.pk, Stage.RESOLVED.value]
+    params = [*her_challenges_params(session.pk, character.pk), Stage.RESOLVED.value]
     with connection.cursor() as cursor:
         cursor.execute(open_sql, params)
         shown = {pk: version for pk, version in cursor.fetchall()}
