@@ -13,8 +13,15 @@ import bisect
 from dataclasses import dataclass
 
 from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
+from django.db.models.expressions import RawSQL
 
-from challenges.models import Challenge, Event, TraitLoss
+from challenges.models import (
+    Challenge,
+    Event,
+    TraitLoss,
+    her_challenges_params,
+    her_challenges_sql,
+)
 from challenges.rows import committed_rows
 from challenges.rules import Category, HealthLevel, Outcome, RulesError, Stage, get_ruleset
 from challenges.services.clocks import (
@@ -359,11 +366,9 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
     ):
         opponent = defender if challenger_id == character.pk else challenger
         lost.append(LostCopy(trait, challenge_id, opponent or "the narrator"))
-    mine = (
-        Challenge.objects.filter(session=session)
-        .filter(Q(challenger_id=character.pk) | Q(defender_id=character.pk))
-        .order_by("-created_at", "-id")
-    )
+    mine = Challenge.objects.filter(
+        pk__in=RawSQL(her_challenges_sql(), her_challenges_params(session.pk, character.pk))
+    ).order_by("-created_at", "-id")
     rows = [challenge_view(c, None) for c in mine]
     return {
         "character": character,

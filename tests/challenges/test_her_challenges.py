@@ -6,6 +6,8 @@ evening read them all, three times per phone)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 
@@ -88,3 +90,29 @@ def test_a_phones_queries_search_her_challenges_by_side_not_the_whole_session():
     assert shown == {c.pk: c.version for c in [*open_, *done]}
     assert results == [c.pk for c in done]
     assert shown and all(her.pk in (c.challenger_id, c.defender_id) for c in [*open_, *done])
+
+
+def test_a_narrators_panel_and_an_npcs_due_moves_read_her_challenges_a_side_at_a_time():
+    """The other readers of one character's challenges: a narrator's panel of
+    her (open often on the tablet) and the NPC's due moves at Resume."""
+    from django.db import transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from challenges.services.npcs import npc_answer_session_due
+    from challenges.views.dashboard import character_panel_context
+
+    game = evening()
+    session, helen = game["session"], game["helen"]
+    opposed_challenge(session, helen, game["grady"], bid="Quick")
+    with CaptureQueriesContext(connection) as panel:
+        context = character_panel_context(session, helen.pk)
+    assert context is not None and len(context["rows"]) == 1
+    with CaptureQueriesContext(connection) as due, transaction.atomic():
+        npc_answer_session_due(session.pk, character_id=helen.pk)
+    for queries in (panel, due):
+        sql = [q["sql"] for q in queries.captured_queries]
+        either = [q for q in sql if re.search(r'challenger_id" = \S+ OR \S*defender_id"', q)]
+        assert not either, either  # no OR of the two sides
+        assert any(
+            "UNION ALL SELECT id FROM challenges_challenge WHERE defender_id" in q for q in sql
+        )
