@@ -145,7 +145,7 @@ def heartbeat_shares(results: list[Result]) -> list[str]:
     row's worker CPU per ping, and the challenge's cost without them (issue
     14: the paced row's CPU counts 1,500 phones' pings, a goal of its own).
     E.g. ``"memory/1w/sqlite narrator paced: 46.6 ms a challenge, of which
-    ~17.8 ms its 9,075 pings (1.9 ms each in the heartbeat row); ~28.8 ms
+    ~17.8 ms its 9,075 pings (1.96 ms each in the heartbeat row); ~28.8 ms
     without them"``. An estimate: a ping answered in a busy row may cost
     more or less than in the quiet heartbeat row."""
     per_ping = {

@@ -222,7 +222,9 @@ async def run_config(
             if not workers.alive():
                 options.log(f"!! {target.name} worker died:\n{workers.log_tail()}")
         check = json.loads(run_fixtures(env, "verify"))
-        done = sum(r.count for r in every_run if r.app == "narrator" and r.scenario in _CHALLENGES)
+        done = sum(
+            r.count for r in every_run if r.app == "narrator" and r.scenario in CHALLENGE_ROWS
+        )
         options.checks.append(
             f"{config.label}: {check['challenges']} challenges in the database, "
             f"{check['resolved']} resolved ({check['voided']} voided by a narrator), "
@@ -243,7 +245,6 @@ async def run_config(
         database.drop()
 
 
-_CHALLENGES = CHALLENGE_ROWS
 NARRATOR_ONLY = EVENINGS  # the bare app has nothing like them: no bare row
 
 

@@ -215,9 +215,9 @@ def her_challenges_sql(session: str = "%s", character: str = "%s") -> str:
     """SQL of the ids of one character's challenges of one session, on either
     side, each once, for ``id IN (...)``: a SELECT per side, each searched by
     its ``(side, session)`` index (issue 14). Written as one ``session_id = ?
-    AND (challenger_id = ? OR defender_id = ?)``, SQLite (and PostgreSQL
-    before its statistics) read every challenge of the session for each
-    phone: ~1.5-3 ms per query at 4,500 challenges against ~0.05 ms, and a
+    AND (challenger_id = ? OR defender_id = ?)``, SQLite searched the
+    session's index and read every challenge of the session for each phone:
+    ~1.5-3 ms per query at 4,500 challenges against ~0.05 ms, and a
     reconnect storm late in an evening ran three such queries per phone.
     ``session`` and ``character`` are the placeholders as written into the
     SQL (``"%s"``, or ``"%(character)s"`` for named parameters); with
