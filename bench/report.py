@@ -201,6 +201,49 @@ def median_run(runs: list[list[Result]]) -> list[Result]:
     return chosen
 
 
+def against_in_memory(results: list[Result], limit: float = 2.0) -> list[str]:
+    """Issue 14's last goal: "the same scenarios on Redis with 2 workers on
+    PostgreSQL: within 2× of the in-memory figures". One line per other
+    configuration run beside the in-memory one (``memory/…``): each of
+    Narrator's scenarios (not its open and bid steps, not connect) by its key
+    figure (:data:`MEDIAN_BY`, else p99) and, for the rows of challenges, the
+    CPU per challenge (dashboards included), as a multiple of the in-memory
+    figure with its verdict, e.g. ``"redis/2w/postgres against
+    memory/1w/sqlite (goal ≤ 2×): paced p99 3.1× misses, CPU 2.8× misses;
+    time_out p95 1.3× meets"``. Nothing when no in-memory row ran."""
+    base = {
+        r.scenario: r
+        for r in results
+        if r.app == "narrator"
+        and r.config.startswith("memory/")
+        and r.scenario != "connect"
+        and " " not in r.scenario  # a row's steps ("paced open") are timed, not judged apart
+    }
+    if not base:
+        return []
+    base_config = next(iter(base.values())).config
+    others: dict[str, list[str]] = {}
+    for r in results:
+        mine = base.get(r.scenario)
+        if r.app != "narrator" or mine is None or r.config.startswith("memory/"):
+            continue
+        label, figure = MEDIAN_BY.get(r.scenario, _BY_P99)
+        pairs = [(label, figure(r), figure(mine))]
+        if r.scenario in CHALLENGE_ROWS:
+            pairs.append(("CPU", r.cpu_ms_per_item_dashboards, mine.cpu_ms_per_item_dashboards))
+        told = [
+            f"{name} {value / was:.1f}× {'meets' if value / was <= limit else 'misses'}"
+            for name, value, was in pairs
+            if was
+        ]
+        if told:
+            others.setdefault(r.config, []).append(f"{r.scenario} {', '.join(told)}")
+    return [
+        f"{config} against {base_config} (goal ≤ {limit:g}×): {'; '.join(parts)}"
+        for config, parts in others.items()
+    ]
+
+
 def _shown(value: float, unit: str) -> str:
     if not unit:
         return f"{value:g}"

@@ -22,6 +22,7 @@ from bench.report import (
     CHALLENGE_ROWS,
     EVENINGS,
     Result,
+    against_in_memory,
     heartbeat_shares,
     median_run,
     percentile,
@@ -130,6 +131,7 @@ def run(options: Options) -> list[Result]:
             except Exception as error:  # noqa: BLE001 - reported; the other configurations run
                 options.log(f"!! {config.label} stopped: {error!r}")
                 options.checks.append(f"{config.label}: stopped by {error!r}")
+        options.checks.extend(against_in_memory(results))
     finally:
         if redis is not None:
             redis.stop()

@@ -263,6 +263,36 @@ def test_the_pings_share_of_a_rows_cpu_is_told_at_the_heartbeat_rows_cost_per_pi
     assert heartbeat_shares([_result("paced", cpu_seconds_dashboards=4.0), beat]) == []
 
 
+def test_redis_with_2_workers_is_judged_against_the_in_memory_figures():
+    """Issue 14: "the same scenarios on Redis with 2 workers on PostgreSQL:
+    within 2× of the in-memory figures", each scenario by its key figure and
+    the challenges' CPU, a verdict each; the steps, connect and bare left out."""
+    from bench.report import against_in_memory
+
+    def row(scenario, config, app="narrator", **figures):
+        r = _result(scenario, app=app, **figures)
+        r.config = config
+        return r
+
+    memory, redis = "memory/1w/sqlite", "redis/2w/postgres"
+    results = [
+        row("connect", memory),
+        row("paced", memory, latencies=[0.050] * 10, cpu_seconds_dashboards=0.4),
+        row("paced open", memory),
+        row("time_out", memory, latencies=[0.200] * 10),
+        row("connect", redis, latencies=[9.0] * 10),
+        row("paced", redis, latencies=[0.150] * 10, cpu_seconds_dashboards=0.6),
+        row("paced open", redis, latencies=[9.0] * 10),
+        row("paced", redis, app="bare", latencies=[9.0] * 10),
+        row("time_out", redis, latencies=[0.300] * 10),
+    ]
+    assert against_in_memory(results) == [
+        "redis/2w/postgres against memory/1w/sqlite (goal ≤ 2×): "
+        "paced p99 3.0× misses, CPU 1.5× meets; time_out p95 1.5× meets"
+    ]
+    assert against_in_memory([r for r in results if r.config == redis]) == []
+
+
 async def test_a_ping_due_before_the_heartbeat_row_is_sent_but_neither_counted_nor_timed():
     """A tick due before the heartbeat row still pings (app.js would), but its
     answer is not the row's: it is neither counted nor timed (CI once timed
