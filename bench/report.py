@@ -210,7 +210,9 @@ def against_in_memory(results: list[Result], limit: float = 2.0) -> list[str]:
     CPU per challenge (dashboards included), as a multiple of the in-memory
     figure with its verdict, e.g. ``"redis/2w/postgres against
     memory/1w/sqlite (goal ≤ 2×): paced p99 3.1× misses, CPU 2.8× misses;
-    time_out p95 1.3× meets"``. Nothing when no in-memory row ran."""
+    time_out p95 1.3× meets"``; a row with results lost (or later than
+    ``--wait``) says so, since its figures count only those that came.
+    Nothing when no in-memory row ran."""
     base = {
         r.scenario: r
         for r in results
@@ -231,11 +233,17 @@ def against_in_memory(results: list[Result], limit: float = 2.0) -> list[str]:
         pairs = [(label, figure(r), figure(mine))]
         if r.scenario in CHALLENGE_ROWS:
             pairs.append(("CPU", r.cpu_ms_per_item_dashboards, mine.cpu_ms_per_item_dashboards))
-        told = [
-            f"{name} {value / was:.1f}× {'meets' if value / was <= limit else 'misses'}"
-            for name, value, was in pairs
-            if was
-        ]
+        told = (
+            [
+                f"{name} {value / was:.1f}× {'meets' if value / was <= limit else 'misses'}"
+                for name, value, was in pairs
+                if was
+            ]
+            if r.count
+            else ["no result measured: misses"]
+        )
+        if lost := r.lost + r.dashboard_lost:  # a figure of what came only
+            told.append(f"{lost} lost: misses")
         if told:
             others.setdefault(r.config, []).append(f"{r.scenario} {', '.join(told)}")
     return [

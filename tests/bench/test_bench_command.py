@@ -285,10 +285,13 @@ def test_redis_with_2_workers_is_judged_against_the_in_memory_figures():
         row("paced open", redis, latencies=[9.0] * 10),
         row("paced", redis, app="bare", latencies=[9.0] * 10),
         row("time_out", redis, latencies=[0.300] * 10),
+        row("burst", memory, latencies=[8.0] * 10),
+        row("burst", redis, latencies=[], lost=750),  # every result later than --wait
     ]
     assert against_in_memory(results) == [
         "redis/2w/postgres against memory/1w/sqlite (goal ≤ 2×): "
-        "paced p99 3.0× misses, CPU 1.5× meets; time_out p95 1.5× meets"
+        "paced p99 3.0× misses, CPU 1.5× meets; time_out p95 1.5× meets; "
+        "burst no result measured: misses, 750 lost: misses"
     ]
     assert against_in_memory([r for r in results if r.config == redis]) == []
 
