@@ -52,6 +52,7 @@ check), so with a ping every 10 s it is repaired within 12 s (10 s before).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import time
@@ -132,6 +133,7 @@ def aggregate(versions: dict[int, int]) -> tuple[int, int, int]:
     return (len(versions), sum(versions.values()), max(versions, default=0))
 
 
+@functools.cache  # the names are the models', fixed for the process
 def _tables() -> dict[str, str]:
     return {
         "session": GameSession._meta.db_table,

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from challenges.rules import Kind, MobStage, Outcome, RetestKind, Side, Stage, Throw
@@ -234,6 +235,12 @@ def her_challenges_sql(session: str = "%s", character: str = "%s") -> str:
 def her_challenges_params(session_id: int, character_id: int) -> list[int]:
     """The parameters of :func:`her_challenges_sql` written with ``"%s"``."""
     return [character_id, session_id, character_id, session_id, character_id]
+
+
+def her_challenges(session_id: int, character_id: int) -> RawSQL:
+    """:func:`her_challenges_sql` with its parameters, for a queryset's
+    ``filter(pk__in=her_challenges(session_id, character_id))``."""
+    return RawSQL(her_challenges_sql(), her_challenges_params(session_id, character_id))
 
 
 class Test(models.Model):

@@ -21,9 +21,8 @@ import secrets
 
 from django.db import transaction
 from django.db.models import Q
-from django.db.models.expressions import RawSQL
 
-from challenges.models import Challenge, Event, her_challenges_params, her_challenges_sql
+from challenges.models import Challenge, Event, her_challenges
 from challenges.realtime import (
     CHARACTER_UPDATED,
     broadcast_on_commit,
@@ -144,9 +143,7 @@ def npc_answer_session_due(
     at. Two queries when there is none."""
     open_ = Challenge.objects.filter(session_id=session_id).exclude(stage=Stage.RESOLVED.value)
     if character_id is not None:
-        open_ = open_.filter(
-            pk__in=RawSQL(her_challenges_sql(), her_challenges_params(session_id, character_id))
-        )
+        open_ = open_.filter(pk__in=her_challenges(session_id, character_id))
     candidates = list(open_.filter(npc_filter()).values_list("pk", flat=True))
     for pk in candidates:
         challenge = _lock_challenge(pk, for_play=True)

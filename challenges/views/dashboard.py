@@ -13,14 +13,12 @@ import bisect
 from dataclasses import dataclass
 
 from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
-from django.db.models.expressions import RawSQL
 
 from challenges.models import (
     Challenge,
     Event,
     TraitLoss,
-    her_challenges_params,
-    her_challenges_sql,
+    her_challenges,
 )
 from challenges.rows import committed_rows
 from challenges.rules import Category, HealthLevel, Outcome, RulesError, Stage, get_ruleset
@@ -366,9 +364,9 @@ def character_panel_context(session: GameSession, character_id: int) -> dict | N
     ):
         opponent = defender if challenger_id == character.pk else challenger
         lost.append(LostCopy(trait, challenge_id, opponent or "the narrator"))
-    mine = Challenge.objects.filter(
-        pk__in=RawSQL(her_challenges_sql(), her_challenges_params(session.pk, character.pk))
-    ).order_by("-created_at", "-id")
+    mine = Challenge.objects.filter(pk__in=her_challenges(session.pk, character.pk)).order_by(
+        "-created_at", "-id"
+    )
     rows = [challenge_view(c, None) for c in mine]
     return {
         "character": character,

@@ -11,10 +11,9 @@ from __future__ import annotations
 import functools
 
 from django.db import connection
-from django.db.models.expressions import RawSQL
 from django.template.loader import render_to_string
 
-from challenges.models import Challenge, her_challenges_params, her_challenges_sql
+from challenges.models import Challenge, her_challenges, her_challenges_params, her_challenges_sql
 from challenges.rows import committed_rows
 from challenges.rules import (
     Category,
@@ -300,9 +299,7 @@ def _on_phone(character: Character, session: GameSession):
     results (newest first). :func:`_cards_sql` writes them out for a
     reconnect: keep the two in step."""
     # Her challenges by their ids, a side at a time (her_challenges_sql, issue 14).
-    mine = Challenge.objects.filter(
-        pk__in=RawSQL(her_challenges_sql(), her_challenges_params(session.pk, character.pk))
-    )
+    mine = Challenge.objects.filter(pk__in=her_challenges(session.pk, character.pk))
     return (
         mine.exclude(stage=Stage.RESOLVED).order_by("created_at"),
         mine.filter(stage=Stage.RESOLVED).order_by("-resolved_at")[:RECENT_RESOLVED],
