@@ -6,6 +6,9 @@ class ChallengesConfig(AppConfig):
     verbose_name = "Challenges"
 
     def ready(self) -> None:
-        from challenges import signals
+        from challenges import rights, signals
 
+        # Rights first: a character given away tells her old phones to check
+        # before the sheet's "character.updated" would redraw them.
+        rights.connect()
         signals.connect()

@@ -32,9 +32,12 @@ CHARACTER_UPDATED = "character.updated"
 # {"chronicle_id", "session_id"}: a session started or ended; session_id is the
 # chronicle's open session now, 0 when none is open.
 SESSION_CHANGED = "session.changed"
-# {"user_id"}: some Django sessions of that user ended (join links revoked);
-# each of her sockets reads its own session again and closes if it is gone.
-SESSIONS_ENDED = "user.sessions_ended"
+# {}: the rights behind some sockets may have changed (a logout, a password
+# changed, a user deactivated, a narrator role or a character taken away:
+# challenges.rights), sent to a user's or a character's group; each socket
+# there reads its Django session and its seat again and closes if either is
+# gone (BaseConsumer.rights_changed).
+RIGHTS_CHANGED = "rights.changed"
 # {"session_id", "event_id"}: a health clock ran out or a character died
 # (challenges.services.clocks); the session's dashboards ring and show it.
 CLOCK_ALERT = "clock.alert"

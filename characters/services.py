@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from challenges.realtime import SESSIONS_ENDED, broadcast_on_commit, user_group
+from challenges.realtime import RIGHTS_CHANGED, broadcast_on_commit, user_group
 from challenges.rules import RULESETS, Category, HealthLevel, Ruleset
 from characters.attribute_sheets import AttributeSheet, attribute_sheet_of
 from characters.models import (
@@ -551,10 +551,10 @@ def join_links_revoke(*, user) -> int:
     the browsers that came in through one. Links made afterwards work.
 
     Returns how many logged-in browsers (Django sessions) were ended. Her open
-    websockets are told after commit (``SESSIONS_ENDED`` to her user group) and
-    those of an ended session close with 4401 at once; in another process
-    than the sockets' with the in-memory channel layer, at their next
-    reconnect. Used by the admin action "Revoke join links" and
+    websockets are told after commit (``RIGHTS_CHANGED`` to her user group) and
+    those of an ended session close with 4401 at once, on every worker; in
+    another process than the sockets' with the in-memory channel layer, at
+    their next reconnect. Used by the admin action "Revoke join links" and
     ``manage.py joinlinks --revoke``.
     """
     from django.contrib.auth import BACKEND_SESSION_KEY, SESSION_KEY
@@ -571,5 +571,5 @@ def join_links_revoke(*, user) -> int:
             ended.append(session.pk)
     Session.objects.filter(pk__in=ended).delete()
     if ended:
-        broadcast_on_commit([user_group(user.pk)], SESSIONS_ENDED, user_id=user.pk)
+        broadcast_on_commit([user_group(user.pk)], RIGHTS_CHANGED)
     return len(ended)

@@ -13,8 +13,9 @@ exist and not be expired, name a backend in ``AUTHENTICATION_BACKENDS``, and
 carry the user's current session hash (a password change logs her out). They
 run on every (re)connect, so a session ended by a logout, by
 ``characters.services.join_links_revoke`` or by any other process stops working
-on the next connect; a socket open meanwhile is told by ``join_links_revoke``
-and checks with :func:`still_signed_in`. Reading ``scope["user"]`` before
+on the next connect. A socket open meanwhile is told whenever its user's
+rights may have changed (``challenges.rights``) and checks with
+:func:`user_now`. Reading ``scope["user"]`` before
 :func:`resolve_user` raises ``ValueError`` (Channels' ``UserLazyObject``): a
 consumer that forgets to resolve fails closed.
 """
@@ -59,15 +60,23 @@ def resolve_user(scope: dict):
     return user
 
 
-def still_signed_in(scope: dict) -> bool:
-    """True if ``scope``'s Django session, read again from its store now (not
-    the copy loaded on connect), still logs in the user :func:`resolve_user`
-    found. False once it was deleted (a logout, a join-link revocation),
-    expired, or lost its session hash (a password change).
+def user_now(scope: dict):
+    """The user ``scope``'s Django session logs in now, read again from its
+    store (not the copy loaded on connect), or None: the session was deleted
+    (a logout, a join-link revocation), expired, lost its session hash (a
+    password change), or its user is gone or inactive (Django's backends
+    refuse an inactive user), or it names another user than
+    :func:`resolve_user` found. On success ``scope["user"]`` becomes that
+    fresh user, so a socket's later actions see her rights as they are now
+    (a superuser flag taken away, for one).
 
-    Synchronous: reads the database, like :func:`resolve_user`, which must have
-    run first (else ``ValueError``, as for an unresolved ``scope["user"]``)."""
+    Synchronous: reads the database (the session row, the user row), like
+    :func:`resolve_user`, which must have run first (else ``ValueError``, as
+    for an unresolved ``scope["user"]``)."""
     engine = import_module(settings.SESSION_ENGINE)
     fresh = engine.SessionStore(scope["session"].session_key)
     user = auth.get_user(SimpleNamespace(session=fresh))
-    return user.is_authenticated and user.pk == scope["user"].pk
+    if not user.is_authenticated or user.pk != scope["user"].pk:
+        return None
+    scope["user"]._wrapped = user
+    return user

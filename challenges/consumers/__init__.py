@@ -32,10 +32,15 @@ answered with an error frame naming its id (``SERVER_ERROR_MESSAGE``); the move
 ran in a transaction, so nothing of it is kept, and the socket stays open.
 
 Close codes: 4401 not logged in, 4403 not allowed here, 4404 nothing to play,
-4429 a flood (after one error frame, ``FLOOD_MESSAGE``). Every socket also joins its user's group
-(``user_group``): when ``join_links_revoke`` ends Django sessions of hers,
-each of her sockets reads its own session again and closes with 4401 if it
-was one of them.
+4410 no longer hers (a character given away, a narrator role taken), 4429 a
+flood (after one error frame, ``FLOOD_MESSAGE``). An open socket never keeps
+more rights than a new one would get: every socket joins its user's group
+(``user_group``) and a phone its character's (``character_group``); when the
+rights behind them may have changed (``challenges.rights``: a logout, a
+password change, a deactivation, join links revoked, a narrator role or a
+character taken away) each reads its Django session and its seat again and
+closes with 4401 or 4410 if either is gone (``docs/faults.md``, "What closes
+a socket").
 
 Connecting costs one trip to the database thread before the view: the socket
 is accepted at once, then the Django session, the user and the seat are read

@@ -57,6 +57,14 @@ SENT_STAMPS_KEPT = 16
 #: Follows the stamp of a whole view that answers a heartbeat (ping or sync).
 HEARTBEAT_MARK = "<!--heartbeat-->"
 
+#: Close codes when the rights behind a socket end while it is open
+#: (``BaseConsumer.rights_refusal``), the same a new socket would get: its
+#: login ended (the client goes to the login page), or it is signed in but
+#: what it serves is no longer hers (the client goes to her home page, her
+#: remaining characters and chronicles).
+CLOSE_SIGNED_OUT = 4401
+CLOSE_SEAT_LOST = 4410
+
 #: The answer to a move that raised something unexpected (logged with its traceback).
 SERVER_ERROR_MESSAGE = "The server could not do that; a narrator can help. (error logged)"
 
@@ -238,6 +246,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
     #: ``layer_failures()`` when the groups were last joined, and when
     #: (``heartbeat.now()``); never: -1 and -inf.
     _joined_failures = -1
+    #: The close code :meth:`recheck_rights` closed this socket with (None: open).
+    closed_for_rights: int | None = None
     _joined_at = float("-inf")
 
     @property
@@ -314,20 +324,63 @@ class BaseConsumer(AsyncWebsocketConsumer):
         socket last joined (it may have come back empty: Redis restarted
         without persistence), the last join failed, or it was
         ``REJOIN_SECONDS`` ago or more (a layer emptied without an error
-        seen here, such as a Redis flushed by hand). Run on every heartbeat."""
+        seen here, such as a Redis flushed by hand). After a layer failure it
+        first reads the socket's rights again (:meth:`recheck_rights`): the
+        failing layer may have lost the ``RIGHTS_CHANGED`` that would have
+        closed it. Run on every heartbeat."""
         # A failed join counts as a layer failure too (rejoin): the count covers it.
-        if (
-            self._joined_failures != layer_failures()
-            or heartbeat.now() - self._joined_at >= REJOIN_SECONDS
-        ):
+        if self._joined_failures != layer_failures():
+            # A failing layer may have lost a RIGHTS_CHANGED meant for this
+            # socket as well: read its rights again too.
+            await self.recheck_rights()
+            if self.closed_for_rights is not None:
+                return
+            await self.rejoin()
+        elif heartbeat.now() - self._joined_at >= REJOIN_SECONDS:
             await self.rejoin()
 
-    async def user_sessions_ended(self, event: dict) -> None:
-        """Some of this user's Django sessions ended (join links revoked):
-        close with 4401 if this socket's is one of them (a narrator's password
-        login of the same user keeps her socket)."""
-        if not await database_sync_to_async(wsauth.still_signed_in)(self.scope):
-            await self.close(code=4401)
+    async def rights_changed(self, event: dict) -> None:
+        """The rights behind this socket may have changed (``RIGHTS_CHANGED``,
+        ``challenges.rights``): read its Django session and its seat again
+        and close if either is gone (:meth:`rights_refusal`)."""
+        await self.recheck_rights()
+
+    async def recheck_rights(self) -> None:
+        """Close with :meth:`rights_refusal`'s code, if any. One trip to the
+        database thread (three small queries)."""
+        if (code := await database_sync_to_async(self.rights_refusal)()) is not None:
+            log.info("closing a socket of user %s: %s", self.scope["user"].pk, code)
+            self.closed_for_rights = code
+            await self.close(code=code)
+
+    async def send(self, text_data=None, bytes_data=None, close=False) -> None:
+        """Channels' send, or nothing once the socket was closed for its
+        rights: a frame rendered meanwhile (an event already queued, a
+        dashboard feed's row) must not reach a screen whose rights ended."""
+        if self.closed_for_rights is None:
+            await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+
+    def rights_refusal(self) -> int | None:
+        """Why this socket may no longer serve, as the close code a new
+        socket at its address would get, or None: 4401 when its Django
+        session no longer logs its user in (``wsauth.user_now``: logged out,
+        link revoked, password changed, user deactivated or deleted), 4410
+        when she is signed in but its seat is no longer hers
+        (:meth:`seat_held`: a character given to another player, a narrator
+        role taken away). A narrator's password login and her join-link login
+        are separate sessions: ending one leaves the other's sockets open.
+        Synchronous (the database thread)."""
+        user = wsauth.user_now(self.scope)
+        if user is None:
+            return CLOSE_SIGNED_OUT
+        if not self.seat_held(user):
+            return CLOSE_SEAT_LOST
+        return None
+
+    def seat_held(self, user) -> bool:
+        """True if ``user`` may still use what this socket serves (each
+        consumer says what its seat is). Synchronous (the database thread)."""
+        raise NotImplementedError
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "joined", []):
@@ -405,6 +458,8 @@ class BaseConsumer(AsyncWebsocketConsumer):
         :meth:`repair`, another recheck (at most
         ``settings.HEARTBEAT_RECHECKS``, each twice as late) or the whole view."""
         await self.rejoin_if_due()
+        if self.closed_for_rights is not None:
+            return
         await self.tick_clocks()
         if message.get("action") == "ping":
             stamp = self.stamp  # one digest per ping (issue 14: the heartbeats' fixed cost)
@@ -526,8 +581,9 @@ class BaseConsumer(AsyncWebsocketConsumer):
         # rate is refused: an action gets an error and changes nothing, a
         # heartbeat is answered a moment later. A flood (far beyond the rate,
         # more than lateness explains) gets one error, then the socket is
-        # closed with 4429; later frames are dropped.
-        if self.flooded:
+        # closed with 4429; later frames are dropped, as are those that come
+        # after the socket was closed for its rights (rights_changed).
+        if self.flooded or self.closed_for_rights is not None:
             return
         try:
             action, message = schema.parse_frame(text_data, bytes_data, allowed=set(self.actions))

@@ -138,6 +138,10 @@ class NarrateConsumer(RollActions, BaseConsumer):
         await self.rows_feed.join(self)
         await self.send_view()
 
+    def seat_held(self, user) -> bool:
+        """She still narrates this session's chronicle (or is a superuser)."""
+        return views.narrated_session(user, self.session.pk) is not None
+
     async def disconnect(self, code: int) -> None:
         if (rows_feed := getattr(self, "rows_feed", None)) is not None:
             await rows_feed.leave(self)

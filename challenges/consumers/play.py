@@ -188,6 +188,10 @@ class PlayConsumer(RollActions, BaseConsumer):
             return
         await self.send_view()
 
+    def seat_held(self, user) -> bool:
+        """She still plays this character, or narrates it as an NPC."""
+        return views.seat_held(user, self.character.pk)
+
     @database_sync_to_async
     def _resume(
         self, echoed: str, claimed: tuple[dict[int, int], list[int]] | None = None

@@ -69,7 +69,12 @@ from challenges.views.rolls import (
     roll_choices,
     session_roll,
 )
-from challenges.views.seats import character_in_session, narrated_session, player_seat
+from challenges.views.seats import (
+    character_in_session,
+    narrated_session,
+    player_seat,
+    seat_held,
+)
 from challenges.views.shared import (
     HIDDEN,
     RESULT_COLLAPSE_SECONDS,
@@ -160,6 +165,7 @@ __all__ = [
     "play",
     "play_context",
     "player_seat",
+    "seat_held",
     "present_opponents",
     "roster_row_context",
     "roster_rows_context",

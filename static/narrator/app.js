@@ -10,7 +10,8 @@
 // browser going offline, shows "Reconnecting…" and reconnects,
 // (4) reconnects on every close code except the server's refusals (4xxx), with
 // a jittered backoff capped at a few seconds; a flood close (4429) waits a little
-// longer, a login refused (4401) goes to the login page, (5) runs an app-level
+// longer, a login refused (4401) goes to the login page, a page no longer hers
+// (4410: a character given away, a narrator role taken) to her home page, (5) runs an app-level
 // heartbeat that echoes the view's stamp, and asks for a full resync when the
 // screen wakes, (6) ticks the "waiting for" clocks on the dashboard.
 (function () {
@@ -27,6 +28,7 @@
   var MAX_RESENDS = 3; // reconnects an unacknowledged action is resent on before giving up
   var PENDING_MAX_AGE_MS = 10 * 60 * 1000; // older unacknowledged actions are dropped
   var LOGIN_URL = "/accounts/login/"; // settings.LOGIN_URL
+  var HOME_URL = "/"; // her characters and chronicles (characters.urls)
   var HTMX_RECONNECTS = [1006, 1011, 1012, 1013]; // codes htmx's ws extension retries itself
   var pending = new Map(); // id -> {body: JSON sent, at: ms first sent, tries: resends}
   var sentFrom = new Map(); // id -> the form[data-reset-on-ack] it came from
@@ -341,6 +343,12 @@
       return;
     }
     if (code === 4401) return leave(code);
+    if (code === 4410) {
+      // Still logged in, but this page is no longer hers (a narrator gave the
+      // character to someone else, or took her narrator role): her home page.
+      setConnection("No longer yours (4410): a narrator changed this. To your characters…", false);
+      return window.location.assign(HOME_URL);
+    }
     if (code === 4403) {
       return setConnection("Not allowed here (4403): this page is not yours. Log in again, or ask a narrator.", false);
     }
