@@ -705,6 +705,56 @@ def test_a_reconnect_gets_only_the_card_that_changed_while_away(browser, server)
     context.close()
 
 
+def test_logging_out_in_another_tab_sends_her_open_phone_to_the_login_page(browser, server):
+    """Her phone's socket closes (4401) when her browser logs out elsewhere."""
+    base, _ = server
+    context, page, wire = _phone(browser, server, "camille")
+    other_tab = context.new_page()
+    other_tab.goto(base + "/")
+    logged_out = page.evaluate("Date.now()")
+    # The logout form Django's LogoutView takes (POST, with the page's CSRF token).
+    other_tab.evaluate(
+        """() => {
+      const form = document.createElement("form");
+      form.method = "post";
+      form.action = "/accounts/logout/";
+      const token = document.cookie.match(/csrftoken=([^;]+)/);
+      const field = document.createElement("input");
+      field.name = "csrfmiddlewaretoken";
+      field.value = token ? token[1] : document.querySelector("[name=csrfmiddlewaretoken]").value;
+      form.appendChild(field);
+      document.body.appendChild(form);
+      form.submit();
+    }"""
+    )
+    page.wait_for_url(re.compile(r".*/accounts/login/\?next=.*"))
+    gone = (page.evaluate("Date.now()") - logged_out) / 1000
+    context.close()
+    print(f"\n[faults] logged out in another tab: her phone at the login page {gone:.2f} s later")
+
+
+def test_a_character_given_to_another_player_sends_the_old_phone_home(browser, server):
+    """The admin gives Sir Godfrey to Lucius: Godfrey's open phone closes (4410)
+    and goes to his home page, which no longer offers the character."""
+    base, links = server
+    context, page, wire = _phone(browser, server, "godfrey")
+    played = page.url
+    admin_context = browser.new_context()
+    admin = admin_context.new_page()
+    admin.goto(links["admin"])
+    admin.goto(base + "/admin/characters/character/?q=Godfrey")
+    admin.locator("#result_list tbody a").first.click()
+    admin.select_option("select[name=player]", label="lucius")
+    given = page.evaluate("Date.now()")
+    admin.click("input[name=_save]")
+    page.wait_for_url(lambda url: url != played and "/play/" not in url)
+    assert "Sir Godfrey" not in page.text_content("body")
+    gone = (page.evaluate("Date.now()") - given) / 1000
+    admin_context.close()
+    context.close()
+    print(f"\n[faults] character given away in the admin: the old phone home {gone:.2f} s later")
+
+
 def test_revoking_her_join_links_in_the_admin_sends_her_phone_to_the_login_page(browser, server):
     """Last in this module: Steps's join links stop working here."""
     base, links = server
