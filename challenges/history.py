@@ -7,7 +7,9 @@ pages and downloads (CSV, JSON) and a player reads for her own challenges.
 Nothing here shows a hidden throw: the engine's "threw" event names the side
 only, and both throws travel in "revealed", written when the second throw is
 in (``challenges/audit.py``). The narrator's difficulty of a static challenge
-is in no event.
+is in no "opened" event; a prepared static's difficulty, which its player
+never sees (``PreparedStatic``), is in her history as the card words it:
+"its difficulty" (:func:`_without_difficulty`).
 """
 
 from __future__ import annotations
@@ -126,14 +128,52 @@ def _actor(event: Event) -> str:
     return user.get_full_name() or user.get_username()
 
 
-def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -> list[Entry]:
-    """The entries one Event makes (a result makes one per loss and wound)."""
+#: Where a prepared static's events carry the object's Trait count (its
+#: difficulty): per event kind, the keys that hold it whichever side acted,
+#: and those that hold it when the object's side acted (a declaration, an
+#: overbid called or answered by the object; ``challenges.rules.engine``).
+_DIFFICULTY_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "declared": ((), ("count",)),
+    "compared": (("defender",), ()),
+    "retest_called": ((), ("count",)),
+    "retest_answered": (("compared",), ("count",)),
+}
+#: The difficulty in a player's words, as her card says it.
+_HIDDEN_DIFFICULTY = "its difficulty"
+
+
+def _without_difficulty(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` of a prepared static's event of ``kind`` as its player may
+    read it: without the keys of :data:`_DIFFICULTY_KEYS` that hold the
+    object's Trait count (a copy; ``data`` unchanged)."""
+    always, objects = _DIFFICULTY_KEYS.get(kind, ((), ()))
+    hidden = always + (objects if data.get("side") == "defender" else ())
+    return {k: v for k, v in data.items() if k not in hidden}
+
+
+def _entries(
+    event: Event,
+    challenge: Challenge | None,
+    names: dict[int, str],
+    *,
+    for_player: bool = False,
+) -> list[Entry]:
+    """The entries one Event makes (a result makes one per loss and wound).
+    A prepared static names its object (as its card does) and, ``for_player``,
+    says "its difficulty" for the object's Trait count, in the text and the
+    data (:func:`_without_difficulty`)."""
     data = event.data if isinstance(event.data, dict) else {}
     kind = event.kind
     ch = challenge.challenger_id if challenge else None
     de = challenge.defender_id if challenge else None
     c_name = names.get(ch, "?") if ch else "?"
     d_name = names.get(de, "the narrator") if de else "the narrator"
+    prepared = challenge is not None and challenge.prepared_id is not None
+    if prepared and not de and challenge.stakes:
+        d_name = challenge.stakes  # the object's name, as on the card
+    secret = prepared and for_player
+    if secret:
+        data = _without_difficulty(kind, data)
     both = tuple(x for x in (ch, de) if x)
 
     def side(value: Any) -> str:
@@ -200,12 +240,14 @@ def _entries(event: Event, challenge: Challenge | None, names: dict[int, str]) -
         verb = "loses" if kind == "tie_lost" else "wins"
         return [entry("test", f"{side(data.get('side'))} {verb} the tie ({data.get('reason')})")]
     if kind == "compared":
-        text = (
-            f"Traits compared: {c_name} {data.get('challenger')}, {d_name} {data.get('defender')}"
-        )
+        theirs = _HIDDEN_DIFFICULTY if secret else data.get("defender")
+        text = f"Traits compared: {c_name} {data.get('challenger')}, {d_name} {theirs}"
         return [entry("test", text)]
     if kind == "declared":
-        text = f"{side(data.get('side'))} declares {data.get('count')} Traits"
+        if secret and data.get("side") == "defender":
+            text = f"{d_name} declares {_HIDDEN_DIFFICULTY}"
+        else:
+            text = f"{side(data.get('side'))} declares {data.get('count')} Traits"
         return [entry("declaration", text, side_id(data.get("side")))]
     if kind == "retest_open":
         return [entry("retest", f"{side(data.get('side'))} may retest")]
@@ -512,7 +554,8 @@ def session_history(
     (her challenges and the events naming her), ``group`` (a key of
     :data:`GROUPS`; "" for all), ``state`` ("open" or "settled": entries of
     challenges in that state only). ``own_only`` (a player's view): only her
-    challenges' entries, never the session's own. Four queries."""
+    challenges' entries, never the session's own, and no prepared static's
+    difficulty (:func:`_entries`). Four queries."""
     events = Event.objects.filter(session=session).select_related("actor").order_by("id")
     if character_id is not None:
         mine = Q(challenge__challenger_id=character_id) | Q(challenge__defender_id=character_id)
@@ -529,13 +572,13 @@ def session_history(
     challenges = {
         c.pk: c
         for c in Challenge.objects.filter(pk__in={e.challenge_id for e in events} - {None}).only(
-            "pk", "challenger_id", "defender_id", "stage", "kind"
+            "pk", "challenger_id", "defender_id", "stage", "kind", "prepared_id", "stakes"
         )
     }
     names = dict(Character.objects.filter(chronicle=session.chronicle_id).values_list("pk", "name"))
     entries: list[Entry] = []
     for event in events:
-        found = _entries(event, challenges.get(event.challenge_id or 0), names)
+        found = _entries(event, challenges.get(event.challenge_id or 0), names, for_player=own_only)
         entries.extend(e for e in found if not group or e.group == group)
     if character_id is not None and own_only:
         entries = [e for e in entries if e.challenge_id is not None]
