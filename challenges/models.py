@@ -16,7 +16,8 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from challenges.rules import Kind, MobStage, Outcome, RetestKind, Side, Stage, Throw
-from characters.models import CATEGORY_CHOICES, Character, GameSession, Trait
+from characters.models import CATEGORY_CHOICES, Character, CleanNameMixin, GameSession, Trait
+from characters.names import clean_name, clean_text
 
 
 def _choices(enum) -> list[tuple[str, str]]:
@@ -32,7 +33,7 @@ def new_static_token() -> str:
     return secrets.token_urlsafe(16)
 
 
-class PreparedStatic(models.Model):
+class PreparedStatic(CleanNameMixin, models.Model):
     """A static challenge a narrator prepares before the evening, left on an
     object or place as a QR code (RULES.md "Static challenges": "notes on
     objects"; seeds/000 "Static Challenges"). A player scans it and plays it
@@ -43,7 +44,13 @@ class PreparedStatic(models.Model):
     the object's moves, played by the server (``rules.judge.object_retest``).
     ``available_from``/``available_until`` (either blank: no bound) and
     ``session`` (blank: any session) say when it is in play; ``active`` False
-    retires it. One attempt per character per session."""
+    retires it. One attempt per character per session.
+
+    Its texts are kept cleaned on ``clean()`` and ``save()``, whatever the
+    path (the dashboard's form, the admin, code): ``name`` and ``hint`` as
+    names are (``characters.names.clean_name``: NFC, no bidi or zero-width
+    characters, one line), ``reveal`` as free text (``clean_text``: its
+    lines kept); a name with nothing visible is a ValidationError."""
 
     chronicle = models.ForeignKey(
         "characters.Chronicle", on_delete=models.CASCADE, related_name="prepared_statics"
@@ -91,6 +98,18 @@ class PreparedStatic(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        self._clean_texts()
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        super().clean()
+        self._clean_texts()
+
+    def _clean_texts(self) -> None:
+        self.hint = clean_name(self.hint)
+        self.reveal = clean_text(self.reveal)
 
     def refusal(self, session: GameSession | None, now=None) -> str:
         """Why it cannot be played now in ``session`` ("" if it can): retired,

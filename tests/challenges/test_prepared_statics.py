@@ -453,3 +453,73 @@ def test_the_narrators_form_keeps_its_times(gaffling):
     assert static.available_until is not None and static.session == gaffling["session"]
     page = client.get(url, {"edit": static.pk}).content.decode()
     assert 'value="2031-11-24T22:30"' in page
+
+
+# --- names cleaned ------------------------------------------------------------------
+
+#: A hostile static: a bidi override (U+202E) and a zero-width space (U+200B)
+#: in each text, and an isolate (U+2066, U+2069) in the hint.
+HOSTILE = {
+    "name": "the \u202evault\u200b door",
+    "hint": "Locked.\u200b \u2066Mental\u2069 to pick.",
+    "reveal": "Inside:\u202e a map.\n\nAnd a key\u200b.",
+}
+CLEANED = {
+    "name": "the vault door",
+    "hint": "Locked. Mental to pick.",
+    "reveal": "Inside: a map.\n\nAnd a key.",
+}
+
+
+def _made_on_the_dashboard(g, texts: dict) -> None:
+    client = Client()
+    client.force_login(g["narrator"])
+    url = reverse("prepared_statics", args=[g["chronicle"].pk])
+    fields = {**texts, "category": "mental", "difficulty": 5, "active": "on"}
+    assert client.post(url, fields).status_code == 302
+
+
+def _made_in_the_admin(g, texts: dict) -> None:
+    client = Client()
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    fields = {
+        **texts,
+        "chronicle": g["chronicle"].pk,
+        "category": "mental",
+        "difficulty": 5,
+        "active": "on",
+    }
+    response = client.post(reverse("admin:challenges_preparedstatic_add"), fields)
+    assert response.status_code == 302, response.content.decode()[:2000]
+
+
+def _made_in_code(g, texts: dict) -> None:
+    PreparedStatic.objects.create(
+        chronicle=g["chronicle"], category="mental", difficulty=5, **texts
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [_made_on_the_dashboard, _made_in_the_admin, _made_in_code],
+    ids=["dashboard", "admin", "code"],
+)
+def test_a_statics_name_hint_and_reveal_lose_bidi_and_zero_width_characters(gaffling, make):
+    """Whatever the path, a prepared static keeps its texts as names are kept
+    (``characters.names``): no bidi control to reorder a player's screen or
+    printed card, no zero-width character; the reveal keeps its lines."""
+    make(gaffling, HOSTILE)
+    static = PreparedStatic.objects.exclude(pk=gaffling["static"].pk).get()
+    assert {key: getattr(static, key) for key in CLEANED} == CLEANED
+
+
+def test_a_static_named_with_invisible_characters_only_is_refused(gaffling):
+    client = Client()
+    client.force_login(gaffling["narrator"])
+    url = reverse("prepared_statics", args=[gaffling["chronicle"].pk])
+    response = client.post(
+        url, {"name": "\u200b\u202e", "category": "mental", "difficulty": 5, "active": "on"}
+    )
+    assert response.status_code == 200
+    assert "at least one visible letter" in response.content.decode()
+    assert PreparedStatic.objects.count() == 1
