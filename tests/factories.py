@@ -321,7 +321,8 @@ def bns_combat_evening() -> dict:
     """Issue 12, combat rounds: a ``bns`` chronicle ("By Night") with an open
     session and four present characters, each with a player: Vesper
     (Physical 3, Mental 9: initiative 9), Rosa (7/4: 7), Jack (6/4: 6) and
-    Tooth, a Garou (9/3: 9) with Rage 4, one spent tonight. Returns
+    Tooth, a Garou (9/3: 9) with Rage 4, one spent tonight; Rosa alone has a
+    Skill, Melee 1 (the stake she pierces hearts with). Returns
     ``narrated_chronicle``'s dict with the characters by lower-case name and
     their players as ``<name>_player``."""
     table = narrated_chronicle("By Night")
@@ -346,6 +347,8 @@ def bns_combat_evening() -> dict:
             willpower=5,
             **extra,
         )
+        if key == "rosa":
+            Ability.objects.create(character=character, name="Melee", rating=1)
         Presence.objects.create(
             session=session, character=character, rage_spent=1 if key == "tooth" else 0
         )

@@ -277,14 +277,8 @@ def bns_card(challenge: Challenge, side: Side | None) -> BnsCardView:
     return BnsCardView(challenge, bns.BnsChallengeState.from_dict(challenge.state), side)
 
 
-#: The Physical attacks the "Challenge someone" form offers, with the Skill
-#: each needs on her sheet (None: always offered: anyone can punch).
-_ATTACK_SKILL = {
-    bns.AttackKind.BRAWL: None,
-    bns.AttackKind.MELEE: "Melee",
-    bns.AttackKind.THROWN: bns.BNS.thrown_skill,
-    bns.AttackKind.FIREARMS: "Firearms",
-}
+#: The Physical attacks the "Challenge someone" form may offer, in its order.
+_PHYSICAL_ATTACKS = tuple(k for k in bns.AttackKind if k.physical)
 _PAID_WORDS = {
     bns.Payment.WILLPOWER: "1 Willpower",
     bns.Payment.FOCUS: "free: focus",
@@ -294,16 +288,18 @@ _PAID_WORDS = {
 def bns_attacks(
     sheet: AttributeSheet,
     character: Character,
-    kinds: Sequence[bns.AttackKind] = tuple(_ATTACK_SKILL),
+    kinds: Sequence[bns.AttackKind] = _PHYSICAL_ATTACKS,
 ) -> list[tuple[str, str, int]]:
-    """(value, label, her pool) of each Physical attack of ``kinds`` she has
-    on her sheet: brawl always; melee, thrown and firearms with the Skill
-    on her sheet. seeds/002 "Common Test Pools". No query."""
+    """(value, label, her pool) of each Physical attack of ``kinds`` she may
+    make: those the engine allows her sheet (``bns.lacking_skill``: brawl
+    always; melee, thrown and firearms with the Skill on her sheet), so the
+    form offers exactly what ``bns.open`` accepts. seeds/002 "Common Test
+    Pools". No query."""
     me = fighter_of(character, sheet)
     return [
         (kind.value, kind.label, bns.test_pool(me, attack=kind))
         for kind in kinds
-        if _ATTACK_SKILL[kind] is None or sheet.skill(_ATTACK_SKILL[kind])
+        if not bns.lacking_skill(me, kind)
     ]
 
 

@@ -53,9 +53,15 @@ def fighter(name: str = "Alice", **kw: Any) -> Fighter:
     return Fighter(name=name, **base)
 
 
+#: Options under which a pool may add a Skill the fighter lacks: for the tables
+#: of :func:`pools`, whose attacker has no Skill at all.
+ANY_SKILL = replace(bns.BNS, unskilled_attacks=True)
+
+
 def pools(a_pool: int, d_pool: int, *, a_wp: int = 3, d_wp: int = 3) -> tuple[Fighter, Fighter]:
     """An attacker whose brawl/melee/thrown/firearms pool is ``a_pool`` (all
-    Physical) and a defender whose Dodge pool is ``d_pool``."""
+    Physical, no Skill: open her melee, thrown or firearms attack under
+    :data:`ANY_SKILL`) and a defender whose Dodge pool is ``d_pool``."""
     return (
         fighter("Alice", physical=a_pool, willpower=a_wp, character_id=1),
         fighter("Bea", physical=d_pool, willpower=d_wp, character_id=2),
@@ -220,10 +226,35 @@ def test_a_pool_is_an_attacks_or_a_defences(kw: dict[str, Any]) -> None:
 
 
 def test_the_thrown_pool_is_an_option_of_the_ruleset() -> None:
-    brawler = fighter(physical=3, skills={"Brawl": 3, "Melee": 0}, character_id=1)
+    brawler = fighter(physical=3, skills={"Brawl": 3, "Melee": 1}, character_id=1)
     options = replace(bns.BNS, thrown_skill="Brawl")
-    assert answered(opened(brawler, attack="thrown")).attacker_pool == 3
+    assert answered(opened(brawler, attack="thrown")).attacker_pool == 4
     assert answered(opened(brawler, attack="thrown", options=options)).attacker_pool == 6
+
+
+@pytest.mark.parametrize(
+    ("attack", "power_skill", "lacking"),
+    [
+        ("brawl", "", ""),  # anyone can punch
+        ("melee", "", ""),
+        ("thrown", "", ""),  # thrown_skill: Melee
+        ("firearms", "", "Firearms"),
+        ("social", "", ""),
+        ("social", "intimidation", ""),  # case and spacing ignored
+        ("mental", "Occult", "Occult"),
+    ],
+)
+def test_a_pool_adds_only_a_skill_on_her_sheet(attack: str, power_skill: str, lacking: str) -> None:
+    sheet = fighter(skills={"Melee": 2, "Intimidation": 1, "Firearms": 0}, character_id=1)
+    power = "" if AttackKind(attack).physical else "Dread Gaze"
+    assert bns.lacking_skill(sheet, attack, power_skill=power_skill) == lacking
+    kw = {"attack": attack, "power": power, "power_skill": power_skill}
+    if lacking:
+        with pytest.raises(RulesError, match=f"Alice has no {lacking}"):
+            opened(sheet, **kw)
+        assert opened(sheet, options=ANY_SKILL, **kw).attack is AttackKind(attack)
+    else:
+        assert opened(sheet, **kw).attack is AttackKind(attack)
 
 
 # --- seeds/002 "Tests and Challenges" -------------------------------------------
@@ -419,7 +450,7 @@ def test_rule_vectors(
     d_wp: int,
 ) -> None:
     attacker, defender = pools(a_pool, d_pool)
-    state = test_(answered(opened(attacker, defender, attack=attack)), first)
+    state = test_(answered(opened(attacker, defender, attack=attack, options=ANY_SKILL)), first)
     assert state.stage is BnsStage.RETEST
     loser = state.retest_side
     assert loser is not None
@@ -570,8 +601,9 @@ def test_pierce_the_heart_needs_the_incapacitated_track_or_a_stock_npc() -> None
 def test_pierce_the_heart_needs_a_melee_or_ranged_weapon() -> None:
     with pytest.raises(RulesError, match="weapon"):
         opened(STRONG, DOWN, attack="brawl", maneuvers=["pierce_the_heart"])
+    armed = replace(STRONG, skills={**STRONG.skills, "Firearms": 1})
     for attack in ("melee", "thrown", "firearms"):
-        assert opened(STRONG, DOWN, attack=attack, maneuvers=["pierce_the_heart"]).maneuvers
+        assert opened(armed, DOWN, attack=attack, maneuvers=["pierce_the_heart"]).maneuvers
 
 
 @pytest.mark.parametrize(
@@ -738,10 +770,12 @@ def test_only_brawl_and_melee_escape_a_grapple_and_the_opened_event_says_escape(
             )
         return
     step = bns.open_challenge(
-        attacker=attacker, defender=defender, attack=attack, escape=True, now=NOW
+        attacker=attacker, defender=defender, attack=attack, escape=True, now=NOW, options=ANY_SKILL
     )
     assert step.state.escape and step.events[0].data["escape"] is True
-    plain = bns.open_challenge(attacker=attacker, defender=defender, attack=attack, now=NOW)
+    plain = bns.open_challenge(
+        attacker=attacker, defender=defender, attack=attack, now=NOW, options=ANY_SKILL
+    )
     assert plain.events[0].data["escape"] is False
 
 

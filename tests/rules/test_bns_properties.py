@@ -219,3 +219,34 @@ def test_defence_pools_are_never_negative(f: Fighter, defence: bns.Defence, mod:
 @given(fighters(1))
 def test_fighters_round_trip(f: Fighter) -> None:
     assert Fighter.from_dict(json.loads(json.dumps(f.to_dict()))) == f
+
+
+@SETTINGS
+@given(
+    attacker=fighters(1),
+    attack=st.sampled_from(bns.AttackKind),
+    power_skill=st.sampled_from(["", "Brawl", "Firearms", "Occult", "Stealth"]),
+)
+def test_an_attack_opens_exactly_when_her_sheet_has_the_skill_its_pool_adds(
+    attacker: Fighter, attack: bns.AttackKind, power_skill: str
+) -> None:
+    # Whatever a frame names, the pool never adds a Skill rated 0 or absent
+    # (Stealth is on no sheet drawn here); brawl needs none.
+    power = "" if attack.physical else "Dominate"
+    skill = bns.attack_skill(attack, bns.BNS.thrown_skill, power_skill)
+    allowed = attack is bns.AttackKind.BRAWL or not skill or attacker.skill(skill) > 0
+    defender = Fighter(name="D", physical=1, social=1, mental=1, character_id=2)
+    try:
+        bns.open_challenge(
+            attacker=attacker,
+            defender=defender,
+            attack=attack,
+            power=power,
+            power_skill=power_skill,
+            now=NOW,
+        )
+    except RulesError as refused:
+        assert not allowed, refused
+        assert f"has no {skill}" in str(refused)
+    else:
+        assert allowed

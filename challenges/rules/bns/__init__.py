@@ -58,6 +58,7 @@ from challenges.rules.bns.sheet import (
     PhysicalFocus,
     WoundTrack,
     attack_skill,
+    lacking_skill,
     test_pool,
 )
 from challenges.rules.bns.state import BnsChallengeState, BnsStage, BnsTest, Inflicted, Result
@@ -104,6 +105,7 @@ __all__ = [
     "defence_pool",
     "effects_of",
     "is_exceptional",
+    "lacking_skill",
     "legal_moves",
     "maneuver_offers",
     "npc_move",

@@ -34,6 +34,7 @@ from challenges.rules.bns.sheet import (
     AttackKind,
     Defence,
     Fighter,
+    lacking_skill,
     test_pool,
 )
 from challenges.rules.bns.state import (
@@ -383,7 +384,10 @@ def open_challenge(
     or given to a Physical attack, a tactic on a Mental or Social attack, a
     defender immune to the attacker's power at ``now`` (her ``immunities``:
     "Grady is immune to Helen's Dominate for 9 more minutes."), bad
-    modifiers, an illegal maneuver. seeds/002 "Tests and Challenges",
+    modifiers, an illegal maneuver, a pool adding a Skill the attacker does
+    not have (a melee, thrown or firearms attack without it, a power naming
+    it; :func:`~challenges.rules.bns.sheet.lacking_skill`, unless
+    ``options.unskilled_attacks``). seeds/002 "Tests and Challenges",
     "Combat Maneuvers" (Grapple: escaping), "Physical Focuses in Combat",
     "Mass Combat".
     """
@@ -426,6 +430,7 @@ def open_challenge(
     )
     if not isinstance(options, BnsOptions):
         raise RulesError("Unknown rule options.")
+    _has_skill(attacker, kind, power_skill, options)
     state = BnsChallengeState(
         attacker=attacker,
         defender=defender,
@@ -465,6 +470,19 @@ def open_challenge(
         new, resolved = _resolve(state, Side.DEFENDER, now)
         return BnsTransition(new, (opened, Event("missed", {"reason": "fighting blind"}), resolved))
     return BnsTransition(state, (opened,))
+
+
+def _has_skill(attacker: Fighter, kind: AttackKind, power_skill: str, options: BnsOptions) -> None:
+    """RulesError when her pool would add a Skill she does not have
+    (:func:`~challenges.rules.bns.sheet.lacking_skill`)."""
+    lacking = lacking_skill(attacker, kind, power_skill=power_skill, options=options)
+    if not lacking:
+        return
+    if kind.physical:
+        why = f"she cannot make a {kind.label} attack."
+    else:
+        why = "leave the power's Skill blank or name one she has."
+    raise RulesError(f"{attacker.name} has no {lacking}: {why}")
 
 
 def _not_immune(attacker: Fighter, defender: Fighter, power: str, now: float) -> None:

@@ -49,6 +49,16 @@ class BnsOptions:
     Attacks": 10 minutes). The one option of the rule, in a combat and out
     of one (the combat rounds keep no copy of it).
 
+    ``unskilled_attacks``: whether a pool may add a Skill she does not have
+    (rated 0, not on her sheet): a melee, thrown or firearms attack without
+    that Skill, a power naming such a Skill. The seed is silent (it gives
+    the pools, Physical + Melee or + Firearms, not whether an attack needs
+    the Skill); the narrator decides. Default False: brawl needs nothing
+    (anyone can punch), every other pool adds only a Skill of her sheet, as
+    the attack form offers them, so a frame the form never offers (a
+    firearm's 2 damage with no Firearms) is refused. seeds/002 "Common
+    Test Pools".
+
     Initiative ties are not an option: the seed is silent and
     the narrator decides each time, ordering tied fighters herself
     (``bns_combat.reorder``; the dashboard says so). seeds/002 "Resolving
@@ -59,6 +69,7 @@ class BnsOptions:
     exceptional_order: ExceptionalOrder = ExceptionalOrder.BEFORE_REDUCTION
     power_damage: int = 0
     immunity_seconds: float = 600.0
+    unskilled_attacks: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exceptional_order", ExceptionalOrder(self.exceptional_order))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from challenges.rules.bns.options import BNS
+from challenges.rules.bns.options import BNS, BnsOptions
 from challenges.rules.core import Category, Immunity, RulesError, _as, _norm
 
 
@@ -262,6 +262,26 @@ def attack_skill(attack: AttackKind, thrown_skill: str, power_skill: str = "") -
     if attack is AttackKind.THROWN:
         return thrown_skill
     return ATTACK_SKILL.get(attack, power_skill)
+
+
+def lacking_skill(
+    fighter: Fighter,
+    attack: AttackKind | str,
+    *,
+    power_skill: str = "",
+    options: BnsOptions = BNS,
+) -> str:
+    """The Skill this attack's pool adds that ``fighter`` does not have
+    (rated 0 or not on her sheet), "" when she may make it: brawl adds
+    nothing she needs; melee, thrown and firearms their Skill
+    (:func:`attack_skill`, thrown ``options.thrown_skill``); a Mental or
+    Social power the ``power_skill`` it names, if any. Always "" when
+    ``options.unskilled_attacks``. seeds/002 "Common Test Pools"."""
+    attack = AttackKind(attack)
+    if options.unskilled_attacks or attack is AttackKind.BRAWL:
+        return ""
+    skill = attack_skill(attack, options.thrown_skill, power_skill)
+    return skill if skill and fighter.skill(skill) < 1 else ""
 
 
 def test_pool(
