@@ -7,7 +7,8 @@ and lengths; any other key is refused. ``parse_frame`` turns raw text into
 ``(action, fields)`` or raises ``FrameRefused`` with a message in plain words,
 before any database work, so a refused frame changes nothing.
 
-``ping`` and ``sync`` (the heartbeat) are only checked for being JSON objects:
+``ping`` and ``sync`` (the heartbeat) are checked for being JSON objects, and
+a ping's echoed stamp ``v`` for being a short string (or missing, or null):
 their handling belongs to the consumer.
 """
 
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT = frozenset({"ping", "sync"})
 MAX_NUMBER = 10**6  # ids and Trait counts; far above any real value
+#: Longest stamp a ping may echo: a stamp is 16 characters (``heartbeat.digest``).
+MAX_STAMP = 64
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -851,7 +854,8 @@ def parse_frame(
     """Check one client frame: text of at most ``WS_MAX_MESSAGE_BYTES`` bytes, a
     JSON object, an action in ``allowed`` (or the heartbeat) with exactly its
     fields. Returns ``(action, fields)``: for an action the validated fields
-    (numbers as ``int``, blanks as None); for ``ping``/``sync`` the raw object.
+    (numbers as ``int``, blanks as None); for ``ping``/``sync`` the raw object,
+    a ping's ``v`` a string of at most :data:`MAX_STAMP` characters or None.
     Raises ``FrameRefused`` (with the frame's id when readable)."""
     from django.conf import settings
 
@@ -868,10 +872,13 @@ def parse_frame(
     if not isinstance(message, dict):
         raise FrameRefused("That message is not an action.")
     action = message.get("action")
-    if isinstance(action, str) and action in HEARTBEAT:
-        return action, message
     raw_id = message.get("id")
     msg_id = raw_id if isinstance(raw_id, str) and 0 < len(raw_id) <= 64 else None
+    if isinstance(action, str) and action in HEARTBEAT:
+        echoed = message.get("v") if action == "ping" else None
+        if echoed is not None and (not isinstance(echoed, str) or len(echoed) > MAX_STAMP):
+            raise FrameRefused("'v' must be the stamp of a view (a short text).", msg_id)
+        return action, message
     schema = SCHEMAS.get(action) if isinstance(action, str) else None
     if schema is None or action not in allowed:
         raise FrameRefused("Unknown action.", msg_id)

@@ -20,7 +20,8 @@ Heartbeat (``challenges.heartbeat``): every view frame starts with
 ``<!--v:STAMP-->``; the client pings ``{"action": "ping", "v": STAMP}`` about
 every 10 seconds and gets ``pong`` when its view is current, else the full view;
 ``{"action": "sync"}`` always gets the full view. Both re-join the connection's
-groups, because a Redis restarted empty has forgotten them.
+groups, because a Redis restarted empty has forgotten them. A ping whose ``v``
+is not a short string (``schema.MAX_STAMP``) gets an error frame instead.
 
 Channel layer down (Redis killed): the socket stays open. Moves still commit
 (the database is the truth; their broadcasts fail and are logged), receiving

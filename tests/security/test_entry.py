@@ -165,6 +165,9 @@ def _frame(**fields) -> str:
             {"challenge": 9, "reason": None},
         ),
         ('{"action": "ping", "anything": [1]}', "ping", {"anything": [1]}),
+        ('{"action": "ping", "v": null}', "ping", {"v": None}),
+        ('{"action": "ping", "v": "0123456789abcdef"}', "ping", {"v": "0123456789abcdef"}),
+        ('{"action": "sync", "v": [1]}', "sync", {"v": [1]}),  # a sync echoes nothing
     ],
 )
 def test_well_formed_frames_come_out_typed(text, action, expected):
@@ -233,6 +236,11 @@ def test_well_formed_frames_come_out_typed(text, action, expected):
         ),
         (_frame(action="challenge.declare", challenge=1, count="-3"), "'count' must be a number."),
         (_frame(action="static.open", character=1, category="mental"), "'difficulty' is missing."),
+        ('{"action": "ping", "v": {"a": 1}}', "'v' must be the stamp of a view"),
+        ('{"action": "ping", "v": ["a"]}', "'v' must be the stamp of a view"),
+        ('{"action": "ping", "v": 7}', "'v' must be the stamp of a view"),
+        ('{"action": "ping", "v": false}', "'v' must be the stamp of a view"),
+        (json.dumps({"action": "ping", "v": "f" * 65}), "'v' must be the stamp of a view"),
     ],
 )
 def test_malformed_frames_are_refused_in_plain_words(text, message):

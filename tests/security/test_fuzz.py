@@ -46,6 +46,7 @@ FIELDS = [
     "reason",
     "is_attack",
     "HEADERS",
+    "v",  # a ping's echoed stamp
 ]
 
 json_values = st.recursive(
@@ -99,7 +100,7 @@ def frames(ids: dict):
     # otherwise be a legal move (a void of a real challenge id, a time out).
     action_like = st.fixed_dictionaries(
         {
-            "action": st.sampled_from([*PLAY, *NARRATE, "", "ping ", "sync\x00"])
+            "action": st.sampled_from([*PLAY, *NARRATE, "", "ping", "ping ", "sync\x00"])
             | st.text(max_size=20),
             "x-fuzz": json_values,
         },
@@ -130,7 +131,10 @@ def _expects_reply(frame: str | bytes) -> str | None:
             return "error"
         if len(frame.encode("utf-8", "surrogatepass")) <= 4096 and isinstance(data, dict):
             if data.get("action") == "ping":
-                return "pong"
+                echoed = data.get("v")
+                if echoed is None or isinstance(echoed, str) and len(echoed) <= 64:
+                    return "pong"
+                return "error"
             if data.get("action") == "sync":
                 return None
     return "error"
