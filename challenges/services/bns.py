@@ -53,7 +53,7 @@ from challenges.services._core import (
 )
 from challenges.services._reads import _presence_seats
 from challenges.services._writes import _MOVED_FIELDS, _RULED_FIELDS, _side
-from challenges.services.combat import combat_fighter_now, combat_note_challenge
+from challenges.services.combat import combat_note_challenge, combat_now
 from challenges.services.rulings import _reason, _rule
 from characters.attribute_sheets import AttributeSheet, attribute_sheets
 from characters.models import Character, Chronicle, GameSession, Presence
@@ -190,7 +190,8 @@ def bns_open(
     ``maneuvers``: "knock_out" (paid with 1 Willpower, spent at once) or
     "knock_out:focus" (her Physical focus's free maneuver). ``surprise``,
     ``first_round``: the target is surprised in the first round of combat
-    (Knock Out needs both); ``staking``: the weapon stakes (Pierce the Heart).
+    (Knock Out needs both; inside a combat, ``first_round`` holds only
+    while its round is the first); ``staking``: the weapon stakes (Pierce the Heart).
     Inside a combat, the combat says whether her focus's free maneuver is
     spent and whether she is blinded (she then misses without Fighting
     Blind). ``escape``: she tries to escape ``defender``'s Grapple in their
@@ -237,7 +238,8 @@ def bns_open(
             if refusal:
                 raise ActionRefused(refusal)
         now = _now()
-        in_combat = combat_fighter_now(session.pk, attacker.pk)
+        combat = combat_now(session.pk, attacker.pk)
+        in_combat = None if combat is None else combat.fighter(attacker.pk)
         if escape and (in_combat is None or defender.pk not in in_combat.grappled_by):
             # Grapples live in the combat (seeds/002 Grapple): none, nothing to escape.
             raise ActionRefused(f"{defender.name} is not grappling you.")
@@ -257,7 +259,9 @@ def bns_open(
             power_skill=power_skill or "",
             maneuvers=uses,
             surprise=bool(surprise),
-            first_round=bool(first_round),
+            # In a combat its round says whether this is the first: a phone's
+            # claim past it counts for nothing (a Knock Out is then refused).
+            first_round=bool(first_round) and (combat is None or combat.first_round),
             staking=bool(staking),
             attacker_blind=in_combat is not None and in_combat.blinded > 0,
             escape=bool(escape),

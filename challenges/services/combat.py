@@ -488,17 +488,14 @@ def _both_inside(row: Combat, inside: set[int], attacker: Character, defender: C
         )
 
 
-def combat_fighter_now(session_id: int, character_id: int) -> rules.Fighter | None:
-    """``character_id`` as the live combat of the session holding her has
-    her (her focus's free maneuver spent, blinded, ...), or None outside a
-    combat. One query. Outside a combat nothing is remembered between
-    challenges: each Physical challenge is a fight of its own for the free
-    maneuver (docs/rules.md "bns combat rounds")."""
+def combat_now(session_id: int, character_id: int) -> rules.CombatState | None:
+    """The state of the live combat of the session holding ``character_id``
+    (its round, her as it has her: focus's free maneuver spent, blinded,
+    ...), or None outside a combat. One query. Outside a combat nothing is
+    remembered between challenges: each Physical challenge is a fight of its
+    own for the free maneuver (docs/rules.md "bns combat rounds")."""
     row, inside = _live_combat_of(session_id, [character_id])
-    if row is None:
-        return None
-    state = rules.CombatState.from_dict(row.state)
-    return state.fighter(character_id)
+    return None if row is None else rules.CombatState.from_dict(row.state)
 
 
 def combat_check_challenge(

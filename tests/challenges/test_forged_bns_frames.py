@@ -9,10 +9,12 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
+from challenges import services
 from challenges.models import Challenge, ClientAction
 from characters.models import Ability, Presence
 from tests.challenges.test_bns_flow import _by_night, _phones
-from tests.challenges.wsutil import act
+from tests.challenges.wsutil import act, connect
+from tests.factories import bns_combat_evening
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -65,3 +67,35 @@ async def test_an_attack_with_a_skill_she_lacks_is_refused_and_changes_nothing(
     assert challenge.state["attack"] == frame["attack"]
     await rosa.disconnect()
     await tooth.disconnect()
+
+
+@pytest.fixture
+def combat_night(transactional_db) -> dict:
+    """The combat evening (``bns_combat_evening``): Rosa (initiative 7) and
+    Jack (6) in a combat played on to its second round."""
+    t = bns_combat_evening()
+    row = services.combat_start(
+        session=t["session"], characters=[t["rosa"], t["jack"]], user=t["narrator"], msg_id="s"
+    )
+    for n in range(2):  # Rosa's initiative, Jack's: round 2, Rosa's again
+        services.combat_advance(combat_id=row.pk, user=t["narrator"], msg_id=f"a{n}")
+    return t
+
+
+async def test_a_knock_out_claiming_a_first_round_her_combat_has_passed_is_refused(combat_night):
+    t = combat_night
+    rosa, _ = await connect(f"/ws/play/{t['rosa'].pk}/", t["rosa_player"])
+    before = await _written(t)
+    reply, _ = await act(
+        rosa,
+        action="bns.open",
+        defender=str(t["jack"].pk),
+        attack="brawl",
+        maneuvers=["knock_out"],
+        surprise=True,
+        first_round=True,
+    )
+    assert reply["type"] == "error", reply
+    assert "Knock Out works only in the first round" in reply["message"], reply
+    assert await _written(t) == before
+    await rosa.disconnect()
