@@ -13,21 +13,17 @@ from collections import Counter, defaultdict
 
 from django.db.models import Count
 
-from challenges.models import POOLS_KIND, Challenge, ClientAction, Event, Test, TraitLoss
-from challenges.rules import ChallengeState, HealthLevel, Kind, Stage, bns
+from challenges.models import (
+    POOLS_KIND,
+    Challenge,
+    ClientAction,
+    Event,
+    Test,
+    TraitLoss,
+)
+from challenges.models import MobScene as MobSceneRow
+from challenges.rules import ChallengeState, HealthLevel, Kind, MobScene, Stage, bns
 from characters.models import Presence
-
-# A client action → the Event kinds its move writes exactly once, by that actor.
-# Bids and declarations are counted apart (their event kinds are shared).
-_ONE_EVENT_PER_ACTION = {
-    "challenge.open": "opened",
-    "static.open": "opened",
-    "simple.open": "opened",
-    "challenge.throw": "threw",
-    "challenge.relent": "relented",
-    "challenge.void": "voided",
-    "presence.set": "presence_set",
-}
 
 
 def _test_row(test: Test) -> dict:
@@ -79,7 +75,18 @@ def _check_pooled(challenge: Challenge, tests, losses, kinds: Counter) -> list[s
     return problems
 
 
-def _check_challenge(challenge: Challenge, tests, losses, kinds: Counter) -> list[str]:
+def _check_challenge(
+    challenge: Challenge,
+    tests,
+    losses,
+    kinds: Counter,
+    taken: list[tuple[int, int, str]],
+    mob_losses: tuple | None,
+    missing: dict,
+) -> list[str]:
+    """One Trait-bid challenge (or one of test pools): its columns, Test rows,
+    lost Traits (:func:`_check_losses`, adding what its rows lack to
+    ``missing``) and events agree with its state."""
     if challenge.pooled:
         return _check_pooled(challenge, tests, losses, kinds)
     name = f"challenge #{challenge.pk}"
@@ -107,34 +114,9 @@ def _check_challenge(challenge: Challenge, tests, losses, kinds: Counter) -> lis
             f"{len(expected_tests)} tests in its state"
         )
     resolved = parsed.stage is Stage.RESOLVED
-    # By the Trait bid (its id), whatever it is called now; by name for a
-    # state saved without ids.
-    by_id = all(x.trait_id is not None for x in parsed.losses)
-    stored_losses = Counter(
-        (loss.character_id, loss.trait_id if by_id else loss.trait.name) for loss in losses
-    )
-    if resolved:
-        expected_losses = Counter(
-            (x.character_id, x.trait_id if by_id else x.trait) for x in parsed.losses
-        )
-        if stored_losses != expected_losses:
-            problems.append(
-                f"{name}: lost Traits {sorted(stored_losses.elements())} "
-                f"but state says {sorted(expected_losses.elements())}"
-            )
-        if challenge.resolved_at is None:
-            problems.append(f"{name}: resolved without resolved_at")
-    elif stored_losses:
-        problems.append(f"{name}: {sum(stored_losses.values())} lost Traits but not resolved")
-    wrong_trait = [
-        loss.pk
-        for loss in losses
-        if loss.trait.character_id != loss.character_id
-        or loss.session_id != challenge.session_id
-        or loss.trait.category != (parsed.category.value if parsed.category else None)
-    ]
-    if wrong_trait:
-        problems.append(f"{name}: lost Traits {wrong_trait} belong elsewhere")
+    if resolved and challenge.resolved_at is None:
+        problems.append(f"{name}: resolved without resolved_at")
+    problems += _check_losses(challenge, parsed, losses, taken, mob_losses, missing)
     if kinds["resolved"] != (1 if resolved else 0):
         problems.append(
             f"{name}: {kinds['resolved']} 'resolved' events, expected {1 if resolved else 0}"
@@ -150,6 +132,81 @@ def _check_challenge(challenge: Challenge, tests, losses, kinds: Counter) -> lis
     if kinds["threw"] != throws:
         problems.append(f"{name}: {kinds['threw']} 'threw' events for {throws} throws in its state")
     return problems
+
+
+def _check_losses(
+    challenge: Challenge,
+    parsed: ChallengeState,
+    losses,
+    taken: list[tuple[int, int, str]],
+    mob_losses: tuple | None,
+    missing: dict,
+) -> list[str]:
+    """A challenge's TraitLoss rows against what its history explains: a
+    resolved challenge's losses (a mob scene's test: its target's, each
+    other attacker's bid included, ``mob_losses``), plus each copy a narrator
+    took away on it (``taken``: (character id, Trait id, name) per
+    "trait_taken" event). Rows beyond that are reported here; rows short of
+    it may be copies a narrator gave back (which deletes a row of that Trait
+    tonight, of any challenge), so each shortfall goes into ``missing``
+    under (session, character, Trait), with this challenge's line, for
+    :func:`_check_given_back`. Compared by the Trait bid (its id), whatever
+    it is called now; by name for a state saved without ids."""
+    name = f"challenge #{challenge.pk}"
+    resolved = parsed.stage is Stage.RESOLVED
+    source = mob_losses if resolved and mob_losses is not None else parsed.losses
+    by_id = all(x.trait_id is not None for x in source)
+    stored = Counter(
+        (loss.character_id, loss.trait_id if by_id else loss.trait.name) for loss in losses
+    )
+    from_state = Counter(
+        (x.character_id, x.trait_id if by_id else x.trait) for x in (source if resolved else ())
+    )
+    ruled = Counter(
+        (character_id, trait_id if by_id else trait) for character_id, trait_id, trait in taken
+    )
+    expected = from_state + ruled
+    problems = []
+    excess = stored - expected
+    line = (
+        f"{name}: lost Traits {sorted(stored.elements())} "
+        f"but state says {sorted(expected.elements())}"
+    )
+    if excess:
+        problems.append(
+            line if resolved else f"{name}: {sum(excess.values())} lost Traits but not resolved"
+        )
+    for (character_id, trait), count in (expected - stored).items():
+        key = (challenge.session_id, character_id, trait if by_id else None)
+        missing.setdefault(key, []).append((count, line))
+    category = parsed.category.value if parsed.category else None
+    wrong_trait = [
+        loss.pk
+        for loss in losses
+        if loss.trait.character_id != loss.character_id
+        or loss.session_id != challenge.session_id
+        or (
+            loss.trait.category != category
+            and (loss.character_id, loss.trait_id if by_id else loss.trait.name) not in ruled
+        )
+    ]
+    if wrong_trait:
+        problems.append(f"{name}: lost Traits {wrong_trait} belong elsewhere")
+    return problems
+
+
+def _check_given_back(missing: dict, given_back: Counter) -> list[str]:
+    """The lost Traits missing from challenges (``missing``, from
+    :func:`_check_losses`) that no give-back explains: per session,
+    character and Trait, more copies missing than "trait_given_back" events
+    (``given_back``, same keys). A give-back may also have deleted a loss no
+    challenge caused (a health clock's), so fewer missing is no fault. A
+    state saved without Trait ids (key None) has no give-back to match."""
+    lines: set[str] = set()
+    for key, shortfalls in missing.items():
+        if sum(count for count, _ in shortfalls) > given_back[key]:
+            lines |= {line for _, line in shortfalls}
+    return sorted(lines)
 
 
 def _check_health(wounds: dict[tuple[int, int], int]) -> list[str]:
@@ -177,51 +234,37 @@ def _check_health(wounds: dict[tuple[int, int], int]) -> list[str]:
     return problems
 
 
-def _check_client_actions() -> list[str]:
-    """Every recorded client action id belongs to a move that was applied, and
-    every applied move has its id: per user, actions and their events agree."""
-    problems = []
-    actions = Counter(
-        (row["user_id"], row["action"]) for row in ClientAction.objects.values("user_id", "action")
-    )
-    events = Counter()
-    for actor_id, kind, data, challenge_kind in Event.objects.filter(
-        actor__isnull=False
-    ).values_list("actor_id", "kind", "data", "challenge__kind"):
-        side = (data or {}).get("side")
-        if kind.startswith("roll_") and "action" in (data or {}):
-            # Issue 13: each move of services.rolls writes one Event naming its action.
-            events[(actor_id, data["action"])] += 1
-            continue
-        if challenge_kind == POOLS_KIND:  # issue 12: services.bns's moves
-            if kind in _POOLED_ONE_EVENT:
-                events[(actor_id, _POOLED_ONE_EVENT[kind])] += 1
-            continue
-        if kind == "responded" or (kind == "bid" and challenge_kind == Kind.STATIC):
-            events[(actor_id, "challenge.bid")] += 1
-        elif kind == "declared" and not (challenge_kind != Kind.OPPOSED and side == "defender"):
-            events[(actor_id, "challenge.declare")] += 1
-        elif kind in ("time_out", "resume"):
-            events[(actor_id, f"session.{kind}")] += 1
-        for action, event_kind in _ONE_EVENT_PER_ACTION.items():
-            if kind == event_kind and (kind != "opened" or _opened_by(action, data)):
-                events[(actor_id, action)] += 1
-    for key in sorted(set(actions) | set(events)):
-        user_id, action = key
-        if action.startswith("session."):
-            # A repeated Time out changes nothing and writes no event.
-            if events[key] > actions[key]:
-                problems.append(
-                    f"user #{user_id}: {events[key]} '{action}' events "
-                    f"but only {actions[key]} action ids"
-                )
-        elif actions[key] != events[key]:
-            problems.append(
-                f"user #{user_id}: {actions[key]} '{action}' action ids "
-                f"but {events[key]} moves applied"
-            )
-    return problems
-
+#: An Event kind → the client action whose move writes exactly one such
+#: event, by its actor (the kinds :func:`_action_of` reads case by case
+#: are not here). Events with no actor (an NPC's answers, the session's end
+#: voiding what is open) are nobody's move.
+_SIGNATURE = {
+    "threw": "challenge.throw",
+    "relented": "challenge.relent",
+    "negative_named": "challenge.negative",
+    "blood_spent": "challenge.blood",
+    "preempted": "challenge.preempt",
+    "accepted": "challenge.accept",
+    "narrator_retest": "challenge.force_retest",
+    "settled": "challenge.settle",
+    "trait_given_back": "challenge.trait",
+    "trait_taken": "challenge.trait",
+    "narrator_called": "challenge.call_narrator",
+    "call_dismissed": "challenge.dismiss_call",
+    "presence_set": "presence.set",
+    "npc_set": "npc.set",
+    "time_out": "session.time_out",
+    "resume": "session.resume",
+    "session_started": "session.start",
+    "mob_opened": "mob.open",
+    "mob_chose": "mob.choose",
+    "mob_bid": "mob.bid",
+    "mob_gave_up": "mob.bid",
+    "mob_hurt": "mob.hurt",
+    "mob_voided": "mob.void",
+    "track_mark": "track.mark",
+    "track_heal": "track.heal",
+}
 
 #: Issue 12: an Event kind of a challenge of test pools → the one action writing it.
 _POOLED_ONE_EVENT = {
@@ -233,12 +276,165 @@ _POOLED_ONE_EVENT = {
     "settled": "bns.settle",
 }
 
+_OPENED = {"opposed": "challenge.open", "static": "static.open", "simple": "simple.open"}
 
-def _opened_by(action: str, data: dict) -> bool:
-    kind = (data or {}).get("kind")
-    return {"challenge.open": "opposed", "static.open": "static", "simple.open": "simple"}[
-        action
-    ] == kind
+#: Actions checked one way only. A repeated Time out or Resume changes
+#: nothing and writes no event (ids ≥ moves); a session is also started from
+#: a page or the admin, with no id (ids ≤ moves).
+_IDS_AT_LEAST_MOVES = {"session.time_out", "session.resume"}
+_IDS_AT_MOST_MOVES = {"session.start"}
+
+#: Families whose moves write only engine events that other moves of the
+#: family write too (a fight's turn starts at its start or at a narrator's
+#: "end turn"; a health clock's level changes by a move or by the clock), and
+#: a bns accept, which writes only the "resolved" that a resolving throw
+#: writes too: the history cannot count their moves, so their ids are not
+#: checked.
+_UNCOUNTED = ("combat.", "fight.", "clock.", "bns.accept")
+
+
+class _History:
+    """What :func:`_action_of` needs beyond one event: per challenge, the
+    kind and time of its latest event by an actor (the move before, or an
+    earlier event of the same move: one move's events share their time);
+    how many characters chose in each mob scene; the sessions ended by
+    starting the next."""
+
+    def __init__(self):
+        self.latest: dict[int, tuple[str, object]] = {}
+        self.chose = Counter(
+            (data or {}).get("mob")
+            for data in Event.objects.filter(kind="mob_chose").values_list("data", flat=True)
+        )
+        self.ended_by_start = {
+            (data or {}).get("previous")
+            for data in Event.objects.filter(kind="session_started").values_list("data", flat=True)
+        }
+
+
+def _action_of(event: tuple, history: _History) -> str | None:
+    """The client action of the move that wrote ``event`` (actor id, kind,
+    data, challenge id, challenge kind, prepared static id, time, session
+    id) as its one signature event, or None for the other events of a move."""
+    _, kind, data, challenge_id, challenge_kind, prepared, at, session_id = event
+    data = data or {}
+    before = history.latest.get(challenge_id) if challenge_id is not None else None
+    if kind.startswith("roll_") and "action" in data:
+        return data["action"]  # issue 13: each move of services.rolls names its action
+    if challenge_kind == POOLS_KIND:  # issue 12: services.bns's moves, and the calls
+        return _POOLED_ONE_EVENT.get(kind, _SIGNATURE.get(kind))
+    theirs = challenge_kind != Kind.OPPOSED and data.get("side") == "defender"
+    if kind == "opened":
+        # A mob scene's test opens in the mob move that completed its bids.
+        if "mob" in data:
+            return None
+        return "static.prepared" if prepared else _OPENED.get(data.get("kind"))
+    if kind == "bid":
+        if data.get("added"):
+            return "challenge.add_bid"
+        return "challenge.bid" if challenge_kind == Kind.STATIC else None
+    if kind == "responded":
+        return "challenge.bid"
+    if kind == "declared":
+        return None if theirs else "challenge.declare"
+    if kind == "retest_called":
+        # A static challenge's object calls its retest in the player's move.
+        return None if theirs else "challenge.retest"
+    if kind == "retest_answered":
+        # Answered in the very move that called it: a static challenge's
+        # difficulty, or a count that stands (ukm).
+        return None if before == ("retest_called", at) else "challenge.answer"
+    if kind == "voided":
+        # A narrator ending a mob scene voids its open test in the same move.
+        return None if before is not None and before[0] == "mob_voided" else "challenge.void"
+    if kind == "mob_revealed":
+        # The last choice closes the choosing by itself; else a narrator did.
+        return (
+            "mob.close" if history.chose[data.get("mob")] < len(data.get("choices", ())) else None
+        )
+    if kind == "mob_leader":
+        return "mob.leader" if "by" in data else None  # else the only attacker leads
+    if kind == "session_ended":
+        return None if session_id in history.ended_by_start else "session.end"
+    return _SIGNATURE.get(kind)
+
+
+def _check_client_actions() -> list[str]:
+    """Every recorded client action id belongs to a move that was applied, and
+    every applied move has its id: per user and action, the ids
+    (``ClientAction``) and the moves the history shows (one signature event
+    each, :func:`_action_of`) agree."""
+    problems = []
+    actions = Counter(
+        (row["user_id"], row["action"]) for row in ClientAction.objects.values("user_id", "action")
+    )
+    history = _History()
+    moves: Counter = Counter()
+    for event in (
+        Event.objects.filter(actor__isnull=False)
+        .order_by("id")
+        .values_list(
+            "actor_id",
+            "kind",
+            "data",
+            "challenge_id",
+            "challenge__kind",
+            "challenge__prepared_id",
+            "created_at",
+            "session_id",
+        )
+    ):
+        action = _action_of(event, history)
+        if action is not None:
+            moves[(event[0], action)] += 1
+        if event[3] is not None:
+            history.latest[event[3]] = (event[1], event[6])
+    for key in sorted(set(actions) | set(moves)):
+        user_id, action = key
+        if action.startswith(_UNCOUNTED):
+            continue
+        if action in _IDS_AT_LEAST_MOVES:
+            if moves[key] > actions[key]:
+                problems.append(
+                    f"user #{user_id}: {moves[key]} '{action}' events "
+                    f"but only {actions[key]} action ids"
+                )
+        elif actions[key] != moves[key] and not (
+            action in _IDS_AT_MOST_MOVES and actions[key] < moves[key]
+        ):
+            problems.append(
+                f"user #{user_id}: {actions[key]} '{action}' action ids "
+                f"but {moves[key]} moves applied"
+            )
+    return problems
+
+
+def _mob_losses(ids: list[int]) -> dict[int, tuple]:
+    """A mob scene's settled test (challenge id) → its target's losses in the
+    scene's state: the test's own and each other attacker's bid, which the
+    scene records on the test (services.mob)."""
+    scene_of = {
+        challenge_id: data["mob"]
+        for challenge_id, data in Event.objects.filter(
+            challenge_id__in=ids, kind="opened", data__has_key="mob"
+        ).values_list("challenge_id", "data")
+    }
+    if not scene_of:
+        return {}
+    scenes = {
+        row.pk: MobScene.from_dict(row.state)
+        for row in MobSceneRow.objects.filter(pk__in=set(scene_of.values()))
+    }
+    defenders = dict(
+        Challenge.objects.filter(pk__in=list(scene_of)).values_list("pk", "defender_id")
+    )
+    found = {}
+    for challenge_id, mob_id in scene_of.items():
+        scene = scenes.get(mob_id)
+        for target in scene.targets if scene is not None else ():
+            if target.defender == defenders[challenge_id] and target.outcome is not None:
+                found[challenge_id] = target.losses
+    return found
 
 
 def find_inconsistencies(session_id: int | None = None) -> list[str]:
@@ -246,12 +442,15 @@ def find_inconsistencies(session_id: int | None = None) -> list[str]:
     return one line per broken invariant; an empty list means consistent.
 
     Invariants: a challenge's stage, outcome and kind agree with its ``state``;
-    its Test rows equal ``state["tests"]``; a resolved challenge's lost Traits
-    equal ``state["losses"]`` and an unresolved one has none; its history has
-    one "opened", one "threw" per throw in its state, and one "resolved" if and
-    only if it is resolved; a character wounded N times in a session is N
-    levels down (as far as the history tells); and, over the whole database,
-    every client action id matches one applied move (``ClientAction``).
+    its Test rows equal ``state["tests"]``; its lost Traits are what its
+    history explains (a resolved challenge's ``state["losses"]``, a mob
+    scene's test its target's, plus the copies a narrator took away on it;
+    a copy missing only where a narrator gave one of that Trait back that
+    session); its history has one "opened", one "threw" per throw in its
+    state, and one "resolved" if and only if it is resolved; a character
+    wounded N times in a session is N levels down (as far as the history
+    tells); and, over the whole database, every client action id matches
+    one applied move (``ClientAction``, :func:`_check_client_actions`).
     Reads the whole table set; seconds for a season of play.
     """
     challenges = Challenge.objects.order_by("pk")
@@ -272,15 +471,33 @@ def find_inconsistencies(session_id: int | None = None) -> list[str]:
         .values_list("challenge_id", "kind", "n")
     ):
         kinds[challenge_id][kind] = n
+    taken: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+    given_back: Counter = Counter()
+    for challenge_id, session, kind, data in Event.objects.filter(
+        challenge_id__in=ids, kind__in=("trait_taken", "trait_given_back")
+    ).values_list("challenge_id", "session_id", "kind", "data"):
+        if kind == "trait_taken":
+            taken[challenge_id].append((data["character"], data["trait_id"], data["trait"]))
+        else:
+            given_back[(session, data["character"], data["trait_id"])] += 1
+    mob_losses = _mob_losses(ids)
     problems: list[str] = []
+    missing: dict = {}
     wounds: Counter[tuple[int, int]] = Counter()
     for challenge in challenges:
         problems += _check_challenge(
-            challenge, tests[challenge.pk], losses[challenge.pk], kinds[challenge.pk]
+            challenge,
+            tests[challenge.pk],
+            losses[challenge.pk],
+            kinds[challenge.pk],
+            taken[challenge.pk],
+            mob_losses.get(challenge.pk),
+            missing,
         )
         if challenge.stage == Stage.RESOLVED:
             for character_id in challenge.state.get("wounds", []):
                 wounds[(challenge.session_id, character_id)] += 1
+    problems += _check_given_back(missing, given_back)
     problems += _check_health(wounds)
     if session_id is None:
         problems += _check_client_actions()
