@@ -1,7 +1,8 @@
 """A real browser against the real ASGI app.
 
 - ``live``: a Daphne process (HTTP and websockets) on 127.0.0.1, serving a fresh
-  file SQLite database holding ``tests.factories.evening()``: one per test.
+  file SQLite database holding ``tests.factories.evening()``: one per test;
+  ``live.checkstate()`` runs ``manage.py checkstate`` on that database.
 - ``browser`` (tests/conftest.py): Debian's chromium driven by Playwright.
 - ``phone`` / ``tablet``: new browser contexts, 360×740 touch or 1024×768.
 """
@@ -73,6 +74,19 @@ class Live:
 
     def __call__(self, path: str) -> str:
         return self.url + path
+
+    def checkstate(self) -> subprocess.CompletedProcess:
+        """``manage.py checkstate`` run on this server's database, as an
+        operator runs it: status 0 and "consistent" when nothing is wrong,
+        else status 1 and one line per inconsistency on stdout."""
+        return subprocess.run(
+            [sys.executable, "manage.py", "checkstate"],
+            cwd=ROOT,
+            env=_env(self.db, self.db.parent),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
 
 class _Server:

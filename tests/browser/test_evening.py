@@ -298,9 +298,17 @@ def test_two_phones_and_a_narrator_play_a_challenge_a_tie_and_a_time_out(live, e
         ("Grady", "Tough"),
         ("Helen", "Brawny"),
     ]
+    assert_consistent(live)
 
 
-def test_the_narrator_runs_a_static_challenge_and_a_simple_test_for_helen(evening):
+def assert_consistent(live) -> None:
+    """The evening left a play history ``manage.py checkstate`` finds consistent."""
+    done = live.checkstate()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "The play history is consistent." in done.stdout
+
+
+def test_the_narrator_runs_a_static_challenge_and_a_simple_test_for_helen(live, evening):
     helen, grady, narrator = evening
     static = narrator.page.get_by_role("region", name="Static challenge")
     fill_in(
@@ -342,6 +350,7 @@ def test_the_narrator_runs_a_static_challenge_and_a_simple_test_for_helen(evenin
     expect(simple.get_by_role("button", name="Start simple test")).to_be_enabled()
     # Grady was never involved.
     expect(grady.page.locator("article.card")).to_have_count(0)
+    assert_consistent(live)
 
 
 def test_a_player_arriving_after_the_narrator_gets_a_simple_test_at_once(live, evening, phone):
