@@ -25,7 +25,9 @@ opened. Two subcommands:
   voided by a narrator: the reconnect storms' rulings), Trait losses and
   challenges with more than one loss (a doubled result); mob scenes and
   dice rolls, and those settled or rolled twice; Willpower spent beyond a
-  sheet's.
+  sheet's; and ``inconsistencies``: the lines ``manage.py checkstate``
+  prints (``challenges.consistency.find_inconsistencies``), none when the
+  play history is consistent.
 """
 
 from __future__ import annotations
@@ -289,11 +291,13 @@ def verify() -> None:
     tonight than held. ``doubled_results``: challenges resolved twice, mob
     scene targets settled twice, dice rolls rolled twice (their events).
     ``willpower_overspent``: presences that spent more Willpower than their
-    sheet's."""
+    sheet's. ``inconsistencies``: ``manage.py checkstate``'s lines (a list of
+    strings, empty when consistent)."""
     from collections import Counter
 
     from django.db.models import Count, F
 
+    from challenges.consistency import find_inconsistencies
     from challenges.models import Challenge, DiceRoll, Event, MobScene, TraitLoss
     from characters.models import Presence, Trait
 
@@ -339,6 +343,7 @@ def verify() -> None:
                 "rolled": DiceRoll.objects.filter(rolled_at__isnull=False).count(),
                 "doubled_results": doubled,
                 "willpower_overspent": willpower,
+                "inconsistencies": find_inconsistencies(),
             }
         )
     )

@@ -86,6 +86,7 @@ class Options:
     profile: Path | None = None  # a folder: Narrator's workers run under cProfile
     log: Callable[[str], None] = print
     checks: list[str] = field(default_factory=list)  # database checks, one line each
+    failed: list[str] = field(default_factory=list)  # checks that fail the bench, one line each
 
     def configs(self) -> list[Config]:
         """Every valid combination: the in-memory layer only with one worker."""
@@ -239,6 +240,9 @@ async def run_config(
             f"{check['willpower_overspent']} characters with more Willpower spent than held; "
             f"{done} results seen on the phones"
         )
+        options.checks.append(checkstate_line(config.label, check["inconsistencies"]))
+        if check["inconsistencies"]:
+            options.failed.append(options.checks[-1])
         options.checks.extend(heartbeat_shares([r for r in results if r.config == config.label]))
     finally:
         for workers in (real, bare):
@@ -248,6 +252,20 @@ async def run_config(
 
 
 NARRATOR_ONLY = EVENINGS  # the bare app has nothing like them: no bare row
+SHOWN_INCONSISTENCIES = 5  # of checkstate's lines, on the bench's line
+
+
+def checkstate_line(label: str, problems: list[str]) -> str:
+    """The verdict of ``manage.py checkstate``'s check on one configuration's
+    database after its rows: "<label>: checkstate: consistent", or how many
+    inconsistencies and the first :data:`SHOWN_INCONSISTENCIES` of them."""
+    if not problems:
+        return f"{label}: checkstate: consistent"
+    shown = "; ".join(problems[:SHOWN_INCONSISTENCIES])
+    more = len(problems) - SHOWN_INCONSISTENCIES
+    return f"{label}: checkstate: {len(problems)} inconsistencies: {shown}" + (
+        f"; and {more} more" if more > 0 else ""
+    )
 
 
 def _chronicle(env: dict[str, str], workdir: Path, ruleset: str, data: dict) -> dict:

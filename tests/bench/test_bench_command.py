@@ -138,6 +138,9 @@ def test_a_quick_bench_prints_every_scenario_with_nothing_lost_doubled_or_closed
     assert re.search(r"\b11 contested rolls\b", dice) and re.search(r"\b4 rolls called\b", dice)
     assert "0 challenges with a doubled loss" in done.stdout
     assert "0 evening challenges or Traits with more lost than bid or held" in done.stdout
+    # checkstate's check on each configuration's database after its rows: clean.
+    verdicts = re.findall(r"^- .*: checkstate: .*$", done.stdout, re.MULTILINE)
+    assert verdicts and all(v.endswith(": checkstate: consistent") for v in verdicts), verdicts
     # The mob scene settled; every roll rolled once; no result twice; Willpower held.
     assert re.search(r"1 mob scenes \(1 settled\), 15 dice rolls \(15 rolled\)", done.stdout)
     assert "0 results or rolls doubled, 0 characters with more Willpower" in done.stdout

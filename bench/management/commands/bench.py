@@ -181,3 +181,7 @@ class Command(BaseCommand):
         if opts["output"]:
             with open(opts["output"], "w") as fh:
                 fh.write(text + "\n")
+        if options.failed:
+            raise CommandError(
+                "The bench's database is not consistent:\n" + "\n".join(options.failed)
+            )
