@@ -118,3 +118,47 @@ class Limiter:
         if not self.answer.take(cost):
             return Verdict.REFUSE
         return Verdict.ANSWER
+
+
+class FailedLogins:
+    """Websocket logins that failed, counted per client address: a token
+    bucket per address (``rate`` a second, ``burst`` at once), so that a
+    script opening sockets without a valid login is refused at the handshake,
+    before it costs a trip to the database thread that every phone's moves
+    wait on. Only failures are charged: a venue's phones behind one address
+    (a NAT, a proxy's ``X-Forwarded-For`` read by the ASGI server) reconnect
+    as often as they need while their logins hold.
+
+    At most ``most`` addresses are remembered; past that the one least
+    recently charged is forgotten (its bucket would be full again soon).
+    ``clock`` returns seconds (monotonic); tests pass their own."""
+
+    def __init__(
+        self,
+        rate: float = 0.5,
+        burst: float = 20.0,
+        most: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.rate, self.burst, self.most, self.clock = rate, burst, most, clock
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def allowed(self, address: str) -> bool:
+        """True if ``address`` may try to log in now (it has a failure to
+        spare); charges nothing."""
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            return True
+        if not bucket.take(0.0):  # refills it to now
+            return False
+        return bucket.tokens + 1e-9 >= ACTION_COST
+
+    def failed(self, address: str) -> None:
+        """Charge one failed login to ``address``."""
+        bucket = self.buckets.pop(address, None)
+        if bucket is None:
+            bucket = TokenBucket(rate=self.rate, burst=self.burst, clock=self.clock)
+        bucket.take(ACTION_COST)
+        self.buckets[address] = bucket  # the most recently charged last
+        while len(self.buckets) > self.most:
+            del self.buckets[next(iter(self.buckets))]

@@ -241,6 +241,13 @@ WS_MAX_MESSAGE_BYTES = envint("WS_MAX_MESSAGE_BYTES", "4096")
 WS_RATE = float(os.getenv("WS_RATE", "10"))
 WS_BURST = float(os.getenv("WS_BURST", "20"))
 WS_LATE_SECONDS = float(os.getenv("WS_LATE_SECONDS", "60"))
+# Failed websocket logins per client address (challenges.ratelimit.FailedLogins):
+# WS_LOGIN_FAILURES_BURST at once, then WS_LOGIN_FAILURES_RATE a second; beyond
+# them a handshake from that address is refused before it reaches the database.
+# Successful logins cost nothing, so a venue's phones behind one address are
+# never held back by their own reconnects.
+WS_LOGIN_FAILURES_RATE = float(os.getenv("WS_LOGIN_FAILURES_RATE", "0.5"))
+WS_LOGIN_FAILURES_BURST = float(os.getenv("WS_LOGIN_FAILURES_BURST", "20"))
 # Issue 14: a dashboard's changed challenge and roster rows are gathered this
 # long (seconds) per session and worker, then sent as one frame per dashboard
 # (challenges.consumers.feed). Time out, a session's end and arrivals do not wait.

@@ -31,8 +31,9 @@ def _test_settings(request):
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     from challenges import heartbeat, rows, views
-    from challenges.consumers import feed
+    from challenges.consumers import base, feed
 
+    base._failed_logins = None  # each test's sockets start with no failed logins
     rows.committed_rows.items.clear()
     views.shared_renders.items.clear()
     heartbeat.phones.clear()

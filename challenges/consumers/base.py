@@ -27,6 +27,7 @@ from challenges.ratelimit import (
     HEARTBEAT_COST,
     OWED_HEARTBEAT_SECONDS,
     REFUSED_MESSAGE,
+    FailedLogins,
     Limiter,
     Verdict,
 )
@@ -56,6 +57,15 @@ REJOIN_SECONDS = 60.0
 SENT_STAMPS_KEPT = 16
 #: Follows the stamp of a whole view that answers a heartbeat (ping or sync).
 HEARTBEAT_MARK = "<!--heartbeat-->"
+
+#: A ping echoing a stamp this socket never sent gets the whole view at most
+#: once in this many seconds (a heartbeat's interval: a phone's screen left
+#: from an earlier connection needs one); the others get
+#: :data:`UNKNOWN_STAMP_MESSAGE` and cost no query.
+UNKNOWN_STAMP_SECONDS = 10.0
+UNKNOWN_STAMP_MESSAGE = (
+    "That view was never sent on this connection: its whole view comes at most every 10 seconds."
+)
 
 #: Close codes when the rights behind a socket end while it is open
 #: (``BaseConsumer.rights_refusal``), the same a new socket would get: its
@@ -128,6 +138,28 @@ async def receive_retrying(receive: Callable[[], Awaitable[dict]]) -> dict:
                 log.warning("channel layer receive failed (%r); retrying", error)
             await asyncio.sleep(pause * (0.5 + random.random() / 2))
             pause = min(pause * 2, longest)
+
+
+_failed_logins: FailedLogins | None = None
+
+
+def failed_logins() -> FailedLogins:
+    """This process's count of failed websocket logins per address, made on
+    first use from the settings."""
+    global _failed_logins
+    if _failed_logins is None:
+        _failed_logins = FailedLogins(
+            rate=settings.WS_LOGIN_FAILURES_RATE, burst=settings.WS_LOGIN_FAILURES_BURST
+        )
+    return _failed_logins
+
+
+def _client_address(scope: dict) -> str:
+    """The client's address as the ASGI server reports it (behind the
+    deployment's proxy, its ``X-Forwarded-For``: ``deploy/serve``); "" if
+    none is given."""
+    client = scope.get("client")
+    return str(client[0]) if client else ""
 
 
 class BadMessage(Exception):
@@ -246,6 +278,9 @@ class BaseConsumer(AsyncWebsocketConsumer):
     #: ``layer_failures()`` when the groups were last joined, and when
     #: (``heartbeat.now()``); never: -1 and -inf.
     _joined_failures = -1
+    #: ``heartbeat.now()`` when a ping echoing a stamp never sent here was
+    #: last answered with the whole view (never: -inf).
+    _unknown_stamp_at = float("-inf")
     #: The close code :meth:`recheck_rights` closed this socket with (None: open).
     closed_for_rights: int | None = None
     _joined_at = float("-inf")
@@ -275,6 +310,39 @@ class BaseConsumer(AsyncWebsocketConsumer):
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
+
+    async def sign_in(self, find: Callable[..., Any], *args: Any) -> Any:
+        """Accept the handshake and find what this socket serves for its
+        signed-in user, ``find(user, *args)`` (:meth:`signed_in`); None
+        when the socket was closed instead, the caller's connect then ends:
+
+        - its address failed to log in more than ``FailedLogins`` allows
+          (``settings.WS_LOGIN_FAILURES_RATE`` / ``_BURST``): the handshake
+          is refused unaccepted (HTTP 403), nothing read;
+        - no session cookie: 4401 without a trip to the database thread;
+        - a session that logs no one in: 4401, charged to its address;
+        - signed in but nothing found for her: 4403.
+        """
+        address = _client_address(self.scope)
+        failures = failed_logins()
+        if not failures.allowed(address):
+            log.info("websocket handshake from %s refused: too many failed logins", address)
+            await self.close()
+            return None
+        await self.accept()
+        if not getattr(self.scope.get("session"), "session_key", None):
+            failures.failed(address)
+            await self.close(code=CLOSE_SIGNED_OUT)
+            return None
+        user, found = await self.signed_in(find, *args)
+        if user is None:
+            failures.failed(address)
+            await self.close(code=CLOSE_SIGNED_OUT)
+            return None
+        if found is None:
+            await self.close(code=4403)
+            return None
+        return found
 
     @database_sync_to_async
     def signed_in(self, find: Callable[..., Any], *args: Any) -> tuple[Any, Any]:
@@ -464,6 +532,11 @@ class BaseConsumer(AsyncWebsocketConsumer):
         if message.get("action") == "ping":
             stamp = self.stamp  # one digest per ping (issue 14: the heartbeats' fixed cost)
             echoed = self.shown_after_frames(message.get("v", stamp))
+            if echoed != stamp and not self.sent_recently(echoed) and self._unknown_stamp_again():
+                await self.send_json(
+                    {"type": "error", "id": None, "message": UNKNOWN_STAMP_MESSAGE}
+                )
+                return
             if echoed == stamp and await self.current_in_snapshot():
                 await self.send_json({"type": "pong"})
                 return
@@ -491,6 +564,23 @@ class BaseConsumer(AsyncWebsocketConsumer):
                 self._recheck_later(recheck + 1)
                 return
         await self.send_view(heartbeat_answer=True)
+
+    def sent_recently(self, stamp: str) -> bool:
+        """True if ``stamp`` is among the stamps of the latest frames this
+        socket sent (:attr:`sent_stamps`)."""
+        return bool(self.sent_stamps) and stamp in self.sent_stamps
+
+    def _unknown_stamp_again(self) -> bool:
+        """A ping echoed a stamp this socket never sent (a forged or replayed
+        ping, or a screen left from another connection): True if another
+        did less than ``UNKNOWN_STAMP_SECONDS`` ago (refuse it: a whole view
+        each would let one socket draw hundreds of views a minute), else
+        False, noting the time (answer it, with the whole view)."""
+        now = heartbeat.now()
+        if now - self._unknown_stamp_at < UNKNOWN_STAMP_SECONDS:
+            return True
+        self._unknown_stamp_at = now
+        return False
 
     async def repair(self, current: heartbeat.Parts) -> bool:
         """Bring a screen the recheck still found behind the database

@@ -95,15 +95,10 @@ class NarrateConsumer(RollActions, BaseConsumer):
     sent_stamps_kept = 1024
 
     async def connect(self) -> None:
-        await self.accept()
-        user, session = await self.signed_in(
+        session = await self.sign_in(
             views.narrated_session, self.scope["url_route"]["kwargs"]["session_id"]
         )
-        if user is None:
-            await self.close(code=4401)
-            return
         if session is None:
-            await self.close(code=4403)
             return
         self.session = session
         self.combat_rounds = views.combat_rounds(session)

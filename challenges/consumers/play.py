@@ -160,15 +160,10 @@ class PlayConsumer(RollActions, BaseConsumer):
     rolls_listed: list[int] = []
 
     async def connect(self) -> None:
-        await self.accept()
-        user, found = await self.signed_in(
+        found = await self.sign_in(
             views.player_seat, self.scope["url_route"]["kwargs"]["character_id"]
         )
-        if user is None:
-            await self.close(code=4401)
-            return
         if found is None:
-            await self.close(code=4403)
             return
         self.character, self.session = found
         groups = [character_group(self.character.pk), chronicle_group(self.character.chronicle_id)]

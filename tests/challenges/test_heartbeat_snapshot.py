@@ -24,7 +24,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from challenges import heartbeat, services
-from challenges.consumers.base import HEARTBEAT_MARK
+from challenges.consumers.base import (
+    HEARTBEAT_MARK,
+    UNKNOWN_STAMP_MESSAGE,
+    UNKNOWN_STAMP_SECONDS,
+)
 from challenges.consumers.play import PlayConsumer
 from challenges.models import Challenge, Combat, DiceRoll, MobScene, StoryCombat, TraitLoss
 from challenges.realtime import collecting, send_collected
@@ -535,3 +539,30 @@ def test_a_socket_knows_the_stamps_it_sent_lately_the_latest_last():
     assert phone.shown_after_frames(stamps[23]) == stamps[23]  # beyond its 16
     assert phone.shown_after_frames(stamps[24]) == stamps[30]
     assert dashboard.shown_after_frames(stamps[0]) == stamps[30]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_pings_echoing_stamps_never_sent_get_one_whole_view_then_a_refusal(
+    game, queries, heartbeat_clock
+):
+    """A forged or replayed ping draws the whole view once a heartbeat at most
+    (before: each of the 40 pings a second the rate limit lets through did, 385
+    whole views in 10 s); the refusals cost no query. A ping of a stamp it was
+    sent still gets its pong, and a real phone's view left from an earlier
+    connection gets its whole view on its first ping."""
+    helen, grady = await _phones(game)
+    await helen.socket.send_to(text_data=json.dumps({"action": "ping", "v": "0" * 16}))
+    assert "<!--heartbeat-->" in await helen.socket.receive_from(timeout=10)
+    queries.clear()
+    for forged in range(20):
+        await helen.socket.send_to(text_data=json.dumps({"action": "ping", "v": f"{forged:016}"}))
+        answer = json.loads(await helen.socket.receive_from(timeout=10))
+        assert answer == {"type": "error", "id": None, "message": UNKNOWN_STAMP_MESSAGE}
+    assert queries == []
+    assert await helen.heartbeat() == {"type": "pong"}  # her own stamp: answered as ever
+    heartbeat_clock.advance(UNKNOWN_STAMP_SECONDS)
+    await helen.socket.send_to(text_data=json.dumps({"action": "ping", "v": "f" * 16}))
+    assert "<!--heartbeat-->" in await helen.socket.receive_from(timeout=10)
+    await helen.close()
+    await grady.close()
