@@ -233,6 +233,12 @@ SECURE_REFERRER_POLICY = "same-origin"
 
 # Websocket hardening: the largest frame a client may send, in bytes.
 WS_MAX_MESSAGE_BYTES = envint("WS_MAX_MESSAGE_BYTES", "4096")
+# The largest frame the server sends, in bytes: what the ASGI servers accept
+# (Daphne applies its --websocket-max-message-size to the frames it sends too,
+# and `make run` starts it with this value; Uvicorn limits only what it
+# receives). A larger frame is never sent: the consumer logs it and sends an
+# error frame instead (challenges.consumers.base.BaseConsumer.send).
+WS_MAX_FRAME_BYTES = envint("WS_MAX_FRAME_BYTES", "1048576")
 # Per-connection rate limit (challenges.ratelimit.Limiter), in tokens: an action
 # costs 1, a heartbeat 0.25. WS_RATE tokens a second sustained, WS_BURST at once;
 # a frame beyond them is refused with an error (nothing changes). The socket is

@@ -67,6 +67,22 @@ UNKNOWN_STAMP_MESSAGE = (
     "That view was never sent on this connection: its whole view comes at most every 10 seconds."
 )
 
+#: Sent instead of a frame larger than the server accepts (``WS_MAX_FRAME_BYTES``).
+FRAME_TOO_LARGE_MESSAGE = (
+    "This screen ({kib} KiB) is too large to send: narrow it (a filter, fewer rows) "
+    "or ask the organisers to raise WS_MAX_FRAME_BYTES."
+)
+
+
+def frame_bytes(text: str) -> int:
+    """The size of ``text`` as a websocket frame's UTF-8 payload (bytes),
+    encoded only when it could pass ``settings.WS_MAX_FRAME_BYTES`` (a
+    character is at most 4 bytes); below that, its length in characters."""
+    if len(text) * 4 <= settings.WS_MAX_FRAME_BYTES:
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 #: Close codes when the rights behind a socket end while it is open
 #: (``BaseConsumer.rights_refusal``), the same a new socket would get: its
 #: login ended (the client goes to the login page), or it is signed in but
@@ -424,9 +440,23 @@ class BaseConsumer(AsyncWebsocketConsumer):
     async def send(self, text_data=None, bytes_data=None, close=False) -> None:
         """Channels' send, or nothing once the socket was closed for its
         rights: a frame rendered meanwhile (an event already queued, a
-        dashboard feed's row) must not reach a screen whose rights ended."""
-        if self.closed_for_rights is None:
-            await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        dashboard feed's row) must not reach a screen whose rights ended.
+        A text frame over ``settings.WS_MAX_FRAME_BYTES`` is replaced by an
+        error frame (:data:`FRAME_TOO_LARGE_MESSAGE`) and logged."""
+        if self.closed_for_rights is not None:
+            return
+        if text_data is not None and (size := frame_bytes(text_data)) > settings.WS_MAX_FRAME_BYTES:
+            # The server would refuse it (Daphne raises, and the client
+            # reconnects into the same frame forever): say so instead.
+            log.error("a %d-byte frame not sent (WS_MAX_FRAME_BYTES)", size)
+            text_data = json.dumps(
+                {
+                    "type": "error",
+                    "id": None,
+                    "message": FRAME_TOO_LARGE_MESSAGE.format(kib=size >> 10),
+                }
+            )
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     def rights_refusal(self) -> int | None:
         """Why this socket may no longer serve, as the close code a new

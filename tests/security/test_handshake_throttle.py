@@ -43,8 +43,6 @@ def test_a_bucket_per_address_refills_and_forgets_the_oldest():
     assert logins.allowed("a")
 
 
-
-
 @pytest.fixture
 def clock():
     """Failed logins counted on a clock of the test's (burst 3, 0.5 a second)."""

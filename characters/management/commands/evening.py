@@ -9,6 +9,7 @@ import io
 import socket
 
 import qrcode
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
@@ -26,9 +27,16 @@ from characters.models import Chronicle
 
 UNSPECIFIED_HOSTS = {"", "0.0.0.0", "::"}
 ASGI_APP = "narrator.asgi:application"
-# Daphne buffers a whole websocket message before Narrator sees it; refuse
-# anything far above WS_MAX_MESSAGE_BYTES at the door (bytes).
-DAPHNE_OPTIONS = ["--websocket-max-message-size", "65536"]
+
+
+def daphne_options() -> list[str]:
+    """Daphne's options for ``make run``: its message limit is
+    ``settings.WS_MAX_FRAME_BYTES`` (Daphne's own default, 1 MiB), because
+    Daphne applies it to the frames it sends as well as to those it
+    receives: at 64 KiB a crowded dashboard's view raised
+    ``PayloadExceededError`` and the tablet reconnected forever. The
+    consumers refuse a client's frame above ``WS_MAX_MESSAGE_BYTES``."""
+    return ["--websocket-max-message-size", str(settings.WS_MAX_FRAME_BYTES)]
 
 
 def lan_address() -> str:
@@ -124,4 +132,4 @@ def serve(host: str, port: int) -> None:
     """Serve ``narrator.asgi:application`` with daphne until interrupted."""
     from daphne.cli import CommandLineInterface
 
-    CommandLineInterface().run(["-b", host, "-p", str(port), *DAPHNE_OPTIONS, ASGI_APP])
+    CommandLineInterface().run(["-b", host, "-p", str(port), *daphne_options(), ASGI_APP])
