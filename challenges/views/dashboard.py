@@ -37,7 +37,13 @@ from characters.services import RosterSheet, Sheet, character_sheets, roster_she
 
 #: Presences a dashboard lists: absent characters leave the roster.
 ON_ROSTER = (Presence.Status.PRESENT, Presence.Status.BREAK)
-DASHBOARD_LIMIT = 300  # challenges listed on a dashboard
+#: Challenges a dashboard lists live: those a narrator is called to, then
+#: the open ones (the longest waiting first), then the newest results; a
+#: tablet shows fewer at once. Every other one is on the evening's history
+#: page (filtered by character and state). At 300 a crowd's first view was
+#: 368 KB (150 characters, 600 challenges): more than a server may send in
+#: one frame, and seconds of rendering.
+DASHBOARD_LIMIT = 30
 
 
 @dataclass(frozen=True)
@@ -194,6 +200,7 @@ def dashboard_context(session: GameSession) -> dict:
         "open_rows": [r for r in rows if not r.is_resolved and not r.called],
         "result_rows": [r for r in rows if r.is_resolved and not r.called],
         "fold_after": RESULT_COLLAPSE_SECONDS,
+        "list_limit": DASHBOARD_LIMIT,
         "roster": roster,
         "categories": list(Category),
         "difficult_tests": difficult_tests(session),

@@ -114,6 +114,11 @@
     d.form = d.dialog.querySelector("form[ws-send]");
     d.sent = null; // the id app.js gave the action we sent
   });
+  // "Challenge 12: Helen and Grady": the row's own label.
+  function rowName(button) {
+    var row = button.closest("article");
+    return row ? row.getAttribute("aria-label") || "" : "";
+  }
   document.addEventListener("click", function (evt) {
     for (var i = 0; i < dialogs.length; i++) {
       var d = dialogs[i];
@@ -121,7 +126,7 @@
       if (!button) continue;
       d.form.reset();
       d.form.elements.challenge.value = button.dataset[d.id];
-      d.dialog.querySelector(d.label).textContent = button.dataset[d.name] || "";
+      d.dialog.querySelector(d.label).textContent = button.dataset[d.name] || rowName(button);
       d.form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
       d.dialog.showModal();
       d.form.elements.reason.focus();
@@ -174,6 +179,25 @@
         target.value = value;
         return;
       }
+    }
+  });
+
+  // Rows and roster rows carry no htmx attributes of their own (a crowd's
+  // first view is mostly rows): "Rule…" (data-rule, its URL) loads the
+  // challenge's rulings into #rule-body; a roster name (a.who, its href)
+  // loads her panel into #character-panel. A click with a modifier key opens
+  // the link as any link.
+  document.addEventListener("click", function (evt) {
+    var rule = evt.target.closest("[data-rule]");
+    if (rule) {
+      evt.preventDefault();
+      htmx.ajax("GET", rule.dataset.rule, { target: "#rule-body", source: rule });
+      return;
+    }
+    var who = evt.target.closest("#roster a.who");
+    if (who && !(evt.ctrlKey || evt.metaKey || evt.shiftKey || evt.button)) {
+      evt.preventDefault();
+      htmx.ajax("GET", who.getAttribute("href"), { target: "#character-panel", source: who });
     }
   });
 

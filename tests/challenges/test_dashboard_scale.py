@@ -1,9 +1,12 @@
 """A dashboard with 100 present characters and 300 challenges in the session:
 a fixed number of queries (not one per row or per character), a page of a
-bounded size, its render time printed (not asserted: machines differ).
+bounded size, its render time printed (not asserted: machines differ). A
+real event's crowd (150 characters, 600 challenges, 100 of them open): the
+socket's first view fits in 64 KiB, and each update in 8 KiB.
 
 Figures on the 2-core development machine (SQLite): 13 queries for the page,
-as for a session of two; ~330 KB of HTML; ~0.3 s to build and render."""
+as for a session of two; the crowd's first view 56 KB (368 KB when it listed
+300 challenges)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,9 @@ from tests.factories import crowded_session
 
 pytestmark = pytest.mark.django_db
 
-PAGE_BYTES_AT_MOST = 600_000  # 300 rows and 100 roster rows, with their markup
+PAGE_BYTES_AT_MOST = 600_000  # the rows and 100 roster rows, with their markup
+FIRST_VIEW_BYTES_AT_MOST = 64 * 1024  # a crowd's first view: one frame any server sends
+UPDATE_BYTES_AT_MOST = 8 * 1024  # a move's frame to a dashboard: its changed rows
 
 
 def _page(client: Client, session) -> tuple[int, bytes, float]:
@@ -89,3 +94,37 @@ def test_every_open_challenge_stays_listed_beyond_the_limit(game):
     versions = {row.pk: row.challenge.version for row in context["rows"]}
     parts = heartbeat.dashboard_parts(session.pk, views.DASHBOARD_LIMIT)
     assert parts["challenges"] == heartbeat.aggregate(versions)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_crowds_dashboard_gets_a_first_view_under_64_kib_and_small_updates(game):
+    """150 characters present, 600 challenges tonight, 100 of them open."""
+    import json
+    import uuid
+
+    from channels.db import database_sync_to_async
+
+    from tests.challenges.wsutil import connect, drain
+
+    session = game["session"]
+    await database_sync_to_async(crowded_session)(
+        session, characters=148, challenges=600, open_every=6
+    )
+    dashboard, first = await connect(f"/ws/narrate/{session.pk}/", game["narrator"])
+    assert len(first.encode()) <= FIRST_VIEW_BYTES_AT_MOST, f"{len(first.encode())} bytes"
+    assert len(re.findall(r'<li id="roster-\d+"', first)) == 150
+    assert len(re.findall(r'<article id="challenge-\d+"', first)) == views.DASHBOARD_LIMIT
+
+    # The narrator voids the longest waiting challenge: its row moves to the results.
+    oldest = int(re.search(r'<article id="challenge-(\d+)"', first).group(1))
+    await dashboard.send_json_to(
+        {"id": uuid.uuid4().hex, "action": "challenge.void", "challenge": oldest, "reason": "Gone"}
+    )
+    frames = await drain(dashboard, quiet=1.0)
+    assert any(f'id="challenge-{oldest}"' in frame for frame in frames), frames
+    sizes = [len(frame.encode()) for frame in frames]
+    assert max(sizes) <= UPDATE_BYTES_AT_MOST, sizes
+    assert {"ack"} == {json.loads(f)["type"] for f in frames if f.startswith("{")}
+    await dashboard.disconnect()
+    print(f"\n[dashboard] crowd of 150: first view {len(first.encode())} bytes, updates {sizes}")

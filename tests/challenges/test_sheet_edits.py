@@ -40,7 +40,7 @@ async def test_a_new_trait_shows_on_her_phone_and_the_roster(game):
     assert "Stalwart" in phone.view and "<bdi>Tough</bdi> ×4" in phone.view
     assert phone.stamp == await current_play_stamp(game["grady"], game["session"])
     row = dashboard.screen.doc.find(id=f"roster-{game['grady'].pk}")
-    assert row.find(title="Physical Traits left").get_text() == "P 7"  # 2 + 4 + 1
+    assert row.select_one(".counts").get_text().startswith("P 7 ·")  # 2 + 4 + 1
     await phone.close()
     await dashboard.close()
 

@@ -109,7 +109,7 @@ def test_the_dashboard_lists_the_mages_with_health_track_and_willpower_and_no_me
     page = _page(demo["narrator"], "narrate", demo["session"].pk)
     row = _text(page.find(id=f"roster-{demo['iris'].pk}"))
     assert "Iris Vale" in row and "Health 5/7 XX·····" in row and "WP 3/5" in row
-    assert len(page.select("#roster .roster-row")) == 4
+    assert len(page.select("#roster > li")) == 4
     text = _text(page.find("main"))
     for words in DASHBOARD_FORMS:
         assert words not in text, words
