@@ -66,6 +66,15 @@ DEBUG = envbool("DEBUG", "False")
 # A LAN install is reached by an address we cannot know in advance.
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "*")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
+# The address players' phones reach Narrator at ("https://narrator.example.org",
+# no path): printed join cards link there, never to a request's Host header,
+# which anyone may forge while ALLOWED_HOSTS is "*". Unset: the first of
+# CSRF_TRUSTED_ORIGINS; unset too, `manage.py evening` serves with its LAN
+# address, any other server with the address a request reached its socket at
+# (challenges.views.statics.public_url).
+PUBLIC_URL = os.getenv("PUBLIC_URL", "").strip().rstrip("/") or next(
+    (origin for origin in CSRF_TRUSTED_ORIGINS if "*" not in origin), ""
+)
 
 INSTALLED_APPS = [
     "daphne",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import qrcode
 import qrcode.image.svg
 from django import forms
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
@@ -23,6 +24,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.cache import never_cache
 from sesame.utils import get_query_string
 
 from challenges.models import Challenge, PreparedStatic
@@ -52,6 +54,22 @@ class PrintCard:
     line: str
     link: str
     qr: SafeString
+
+
+def public_url(request: HttpRequest) -> str:
+    """Where players' phones reach Narrator, "scheme://host[:port]" with no
+    trailing slash: ``settings.PUBLIC_URL`` when set, else the address and
+    port the request itself reached this server at (its socket's, as the
+    ASGI server reports it). Never the request's Host header: anyone may
+    forge that while ``ALLOWED_HOSTS`` is "*", and printed links would then
+    send players elsewhere."""
+    if settings.PUBLIC_URL:
+        return settings.PUBLIC_URL
+    host, port = request.META["SERVER_NAME"], str(request.META["SERVER_PORT"])
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    default = "443" if request.scheme == "https" else "80"
+    return f"{request.scheme}://{host}" + ("" if port == default else f":{port}")
 
 
 def _narrated(request: HttpRequest, chronicle_id: int) -> Chronicle:
@@ -137,9 +155,10 @@ def statics_sheet(request: HttpRequest, chronicle_id: int) -> HttpResponse:
     """The printable sheet of QR cards, one per active prepared static of the
     chronicle (name, hint, QR code of its absolute link). A4, print CSS."""
     chronicle = _narrated(request, chronicle_id)
+    base = public_url(request)
     cards = []
     for static in chronicle.prepared_statics.filter(active=True):
-        link = request.build_absolute_uri(reverse("static_scan", args=[static.token]))
+        link = base + reverse("static_scan", args=[static.token])
         cards.append(PrintCard(static.name, static.hint, link, qr_svg(link)))
     return render(
         request,
@@ -149,10 +168,13 @@ def statics_sheet(request: HttpRequest, chronicle_id: int) -> HttpResponse:
             "cards": cards,
             "title": "Static challenges",
             "how": "Scan with your phone's camera to try it.",
+            "base": base,
+            "configured": bool(settings.PUBLIC_URL),
         },
     )
 
 
+@never_cache  # live login links: no copy in a browser's or a proxy's cache
 @login_required
 def join_sheet(request: HttpRequest, chronicle_id: int) -> HttpResponse:
     """The printable sheet of join cards: one per player character of the
@@ -160,7 +182,7 @@ def join_sheet(request: HttpRequest, chronicle_id: int) -> HttpResponse:
     (django-sesame, scope "join", as ``manage.py joinlinks``), landing on
     that character's phone page."""
     chronicle = _narrated(request, chronicle_id)
-    base = request.build_absolute_uri("/").rstrip("/")
+    base = public_url(request)
     cards = []
     characters = Character.objects.filter(chronicle=chronicle, player__isnull=False)
     for character in characters.select_related("player").order_by("name"):
@@ -180,6 +202,8 @@ def join_sheet(request: HttpRequest, chronicle_id: int) -> HttpResponse:
             "cards": cards,
             "title": "Join links",
             "how": "Scan with your phone's camera to sign in. Keep this card to yourself.",
+            "base": base,
+            "configured": bool(settings.PUBLIC_URL),
         },
     )
 

@@ -386,6 +386,51 @@ def test_the_join_sheet_has_one_card_per_player_character(gaffling):
     assert landed.status_code == 302 and landed["Location"] == f"/play/{gaffling['steps'].pk}/"
 
 
+def _sheet_asked_by_a_forger(gaffling, name: str, **server):
+    """The narrator's ``name`` sheet, asked for with a forged Host header."""
+    client = Client()
+    client.force_login(gaffling["narrator"])
+    url = reverse(name, args=[gaffling["chronicle"].pk])
+    return client.get(url, HTTP_HOST="evil.example", **server)
+
+
+JOIN_BASE = re.compile(r'href="(https?://[^"/]+)/accounts/join/')
+
+
+def test_the_join_sheet_links_to_the_configured_address_whatever_host_it_is_asked_for(
+    gaffling, settings
+):
+    settings.PUBLIC_URL = "https://narrator.example.org"
+    response = _sheet_asked_by_a_forger(gaffling, "join_sheet")
+    html = response.content.decode()
+    assert JOIN_BASE.findall(html) == ["https://narrator.example.org"]
+    assert "evil.example" not in html
+
+
+def test_the_join_sheet_is_never_cached(gaffling):
+    response = _sheet_asked_by_a_forger(gaffling, "join_sheet")
+    assert "no-store" in response["Cache-Control"]
+
+
+def test_the_join_sheet_links_to_the_servers_own_address_when_none_is_configured(
+    gaffling, settings
+):
+    settings.PUBLIC_URL = ""
+    server = {"SERVER_NAME": "10.0.0.5", "SERVER_PORT": "8000"}
+    html = _sheet_asked_by_a_forger(gaffling, "join_sheet", **server).content.decode()
+    assert JOIN_BASE.findall(html) == ["http://10.0.0.5:8000"]
+    assert "evil.example" not in html and "set <code>PUBLIC_URL</code>" in html
+
+
+def test_the_statics_sheet_links_to_the_configured_address_whatever_host_it_is_asked_for(
+    gaffling, settings
+):
+    settings.PUBLIC_URL = "https://narrator.example.org"
+    html = _sheet_asked_by_a_forger(gaffling, "statics_sheet").content.decode()
+    assert f'href="https://narrator.example.org/s/{gaffling["static"].token}/"' in html
+    assert "evil.example" not in html
+
+
 def test_the_chronicle_admin_edits_its_statics(gaffling):
     admin = make_user("root", is_staff=True, is_superuser=True)
     client = Client()

@@ -270,6 +270,27 @@ def test_evening_serves_after_printing_the_links(static_root, monkeypatch):
     assert len(LINK.findall(out.getvalue()[: served[0][2]])) == len(USERS)
 
 
+def test_evening_serves_its_join_cards_on_the_address_it_printed(static_root, monkeypatch):
+    from django.conf import settings
+
+    out = StringIO()
+    served = []
+    monkeypatch.setattr(evening, "serve", lambda host, port: served.append(settings.PUBLIC_URL))
+
+    call_command("evening", "--host", "127.0.0.1", "--port", "8124", stdout=out)
+
+    assert served == ["http://127.0.0.1:8124"]
+    assert not settings.PUBLIC_URL  # only while it serves
+
+
+def test_evening_and_joinlinks_print_links_on_the_public_url_when_set(static_root, settings):
+    settings.PUBLIC_URL = "https://narrator.example.org"
+
+    for output in (run("evening", "--no-serve"), run("joinlinks", "helen")):
+        assert "https://narrator.example.org/accounts/join/?token=" in output
+        assert "http://" not in output
+
+
 def test_demo_narrator_can_read_challenges_in_the_admin(client):
     run("demo")
     client.force_login(User.objects.get(username="narrator"))

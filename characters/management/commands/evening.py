@@ -1,8 +1,9 @@
 """``manage.py evening [--host 0.0.0.0] [--port 8000] [--no-serve]``: run an evening.
 
 Migrates, collects static files, makes sure the demo data exists, prints the
-app's address on the LAN with a one-tap login link and QR code for every demo
-user, then serves the ASGI app (HTTP and websockets) with daphne.
+app's address (``PUBLIC_URL``, else its address on the LAN) with a one-tap
+login link and QR code for every demo user, then serves the ASGI app (HTTP and
+websockets) with daphne.
 """
 
 import io
@@ -13,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.test import override_settings
 from django.urls import reverse
 from sesame.utils import get_query_string
 
@@ -93,7 +95,7 @@ class Command(BaseCommand):
         call_command("demo", stdout=self.stdout, verbosity=verbosity)
 
         public = lan_address() if host in UNSPECIFIED_HOSTS else host
-        base = f"http://{public}:{port}"
+        base = settings.PUBLIC_URL or f"http://{public}:{port}"
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Narrator: {base}/"))
         self.stdout.write(f"Narrators' dashboard: {base}{reverse('narrate_index')}")
@@ -125,7 +127,9 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write(f"Serving on {host}:{port}; stop with Ctrl-C.")
         self.stdout.flush()
-        serve(host, port)
+        # The pages served (the printed join cards) link where these links do.
+        with override_settings(PUBLIC_URL=base):
+            serve(host, port)
 
 
 def serve(host: str, port: int) -> None:

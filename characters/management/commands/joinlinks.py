@@ -6,6 +6,7 @@ so a narrator can hand them out at the door: a player scans the QR code and
 lands on her character's sheet, logged in.
 """
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
@@ -24,7 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("--chronicle", help="The chronicle's name (default: every chronicle).")
         parser.add_argument(
             "--base-url",
-            help="The address players reach the app at (default: http://LAN-ADDRESS:8000).",
+            help="The address players reach the app at "
+            "(default: PUBLIC_URL, else http://LAN-ADDRESS:8000).",
         )
         parser.add_argument("--qr", action="store_true", help="Print a QR code under each link.")
 
@@ -48,7 +50,7 @@ class Command(BaseCommand):
             missing = set(usernames) - {u.username for u in users}
             if missing:
                 raise CommandError(f"No player or narrator called: {', '.join(sorted(missing))}.")
-        base = (base_url or f"http://{lan_address()}:8000").rstrip("/")
+        base = (base_url or settings.PUBLIC_URL or f"http://{lan_address()}:8000").rstrip("/")
         for user in users:
             roles = [c.name for c in user.characters.filter(chronicle__in=chronicles)]
             if user.narrated_chronicles.filter(pk__in=chronicles).exists():
