@@ -92,12 +92,15 @@ def _optional_choice(label: str, choices, help_text: str = "") -> models.CharFie
 
 class CleanNameMixin:
     """Keeps ``name`` cleaned (:func:`clean_name`) on ``clean()`` and ``save()``;
-    a name with nothing visible is a validation error."""
+    a name typed with nothing visible is a validation error."""
 
     def clean(self) -> None:
         super().clean()  # type: ignore[misc]
-        self.name = clean_name(self.name)
-        if not self.name:
+        typed = self.name
+        self.name = clean_name(typed)
+        # No name at all is the field's own error ("required"); so is one its
+        # form refused (too long), which leaves a new row's name empty here.
+        if typed and not self.name:
             raise ValidationError({"name": "A name needs at least one visible letter."})
 
     def save(self, *args, **kwargs) -> None:

@@ -400,6 +400,16 @@ def test_a_name_with_nothing_visible_is_refused(admin_client, helen):
     assert "at least one visible letter" in str(formset_errors(response, "traits"))
 
 
+def test_a_new_trait_name_of_101_characters_is_refused_as_too_long(admin_client, helen):
+    rows = [*existing_rows(helen), {"name": "Q" * 101, "category": "physical", "count": 1}]
+    response = admin_client.post(admin_url(Character, "change", helen.pk), sheet_post(helen, rows))
+    assert response.status_code == 200
+    assert formset_errors(response, "traits")[-1] == {
+        "name": ["Ensure this value has at most 100 characters (it has 101)."]
+    }
+    assert not helen.traits.filter(name__startswith="QQ").exists()
+
+
 @pytest.mark.parametrize("name", ["FEROCIOUS", "Fero cious", "Fero\u200bcious", " ferocious\u00a0"])
 def test_a_trait_name_twice_in_any_case_or_spacing_is_refused(admin_client, helen, name):
     rows = [*existing_rows(helen), {"name": name, "category": "social", "count": 1}]
