@@ -16,6 +16,7 @@ from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels_redis.core import RedisChannelLayer
 from django.conf import settings
@@ -45,6 +46,15 @@ log = logging.getLogger(__name__)
 
 #: Pauses between retries of a failed channel-layer receive: first, longest (seconds).
 LAYER_RETRY_SECONDS = (0.5, 3.0)
+#: Seconds a closed socket waits for the channel layer to take it out of its
+#: groups (a dashboard's feed too). A layer that does not answer (a hung
+#: Redis: each command waits ``REDIS_SOCKET_TIMEOUT``, twice) would otherwise
+#: hold a stopping Uvicorn, which waits for every socket's consumer to end;
+#: memberships not removed expire (channels-redis ``group_expiry``).
+LEAVE_SECONDS = 2.0
+#: The close code of a socket whose server is stopping: "service restart",
+#: on which the phone's script reconnects at once (to another worker).
+SERVICE_RESTART = 1012
 #: A socket re-joins its groups on a heartbeat at least this often (seconds),
 #: and on the first heartbeat after any channel-layer failure this process saw
 #: (``BaseConsumer.rejoin_if_due``). Issue 14: re-joining on every heartbeat
@@ -176,6 +186,12 @@ def _client_address(scope: dict) -> str:
     none is given."""
     client = scope.get("client")
     return str(client[0]) if client else ""
+
+
+def _ignore_outcome(task: asyncio.Task) -> None:
+    """Retrieve the end of a task no one awaits any more (no warning logged)."""
+    if not task.cancelled():
+        task.exception()
 
 
 class BadMessage(Exception):
@@ -480,6 +496,33 @@ class BaseConsumer(AsyncWebsocketConsumer):
         consumer says what its seat is). Synchronous (the database thread)."""
         raise NotImplementedError
 
+    async def __call__(self, scope, receive, send) -> None:
+        """Channels' consumer, until its socket closes. Cancelled, as Daphne
+        cancels every consumer when told to stop (SIGTERM), it first closes
+        its socket with :data:`SERVICE_RESTART`, or 1000 where the server
+        refuses that code (Daphne: Autobahn sends only 1000 or 3000-4999);
+        the phone's script reconnects on both. Without it the phone saw the
+        connection drop (1006) when the process exited."""
+        try:
+            await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            for code in (SERVICE_RESTART, 1000):
+                try:
+                    await self.close(code=code, reason="service restart")
+                    break
+                except Exception:  # noqa: BLE001, S112 - a code refused; or never accepted, gone
+                    continue
+            raise
+
+    async def websocket_disconnect(self, message: dict) -> None:
+        """Channels' goodbye (leave the groups, :meth:`disconnect`, stop),
+        given at most :data:`LEAVE_SECONDS` to reach the channel layer."""
+        try:
+            await asyncio.wait_for(super().websocket_disconnect(message), LEAVE_SECONDS)
+        except TimeoutError:
+            log.warning("leaving the groups took over %s s; they expire instead", LEAVE_SECONDS)
+            raise StopConsumer from None
+
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "joined", []):
             try:
@@ -499,7 +542,17 @@ class BaseConsumer(AsyncWebsocketConsumer):
         self._layer_receive = receive
 
     async def _receive_from_layer(self) -> dict:
-        return await receive_retrying(self._layer_receive)
+        # The layer's receive runs as a task of its own, so that cancelling
+        # this one (the socket closed, the server stopping) ends it at once
+        # even if the layer's receive absorbs the cancellation and waits on:
+        # seen with channels-redis, it held a stopping Uvicorn over 13 s.
+        receiving = asyncio.ensure_future(receive_retrying(self._layer_receive))
+        try:
+            return await asyncio.shield(receiving)
+        except asyncio.CancelledError:
+            receiving.cancel()
+            receiving.add_done_callback(_ignore_outcome)
+            raise
 
     async def send_json(self, payload: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(payload))

@@ -21,6 +21,20 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from tests.workers.procs import Worker
 
 
+def socket_to(worker: Worker, path: str, cookie: str):
+    """``websockets.connect`` to ``path`` on ``worker`` as the browser would
+    (same-site Origin, the Django session cookie), no keepalive pings; await
+    it or use it as an async context manager."""
+    return connect(
+        worker.ws_base + path,
+        origin=worker.base,
+        additional_headers={"Cookie": f"sessionid={cookie}"},
+        open_timeout=10,
+        ping_interval=None,
+        max_size=2**22,
+    )
+
+
 class Phone:
     """One websocket client of ``path`` (e.g. ``/ws/play/3/``) logged in by a
     Django session cookie, able to move between ``workers``."""

@@ -16,11 +16,11 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.challenges.wsutil import join_cookie
 from tests.workers.conftest import session_cookie
+from tests.workers.phone import socket_to
 from tests.workers.procs import ROOT, worker_env
 
 pytestmark = [
@@ -40,14 +40,7 @@ REVOKE = (
 
 async def _first(worker, path: str, cookie: str) -> str:
     """The first frame of a socket on ``worker``: the view, or "closed:CODE"."""
-    async with connect(
-        worker.ws_base + path,
-        origin=worker.base,
-        additional_headers={"Cookie": f"sessionid={cookie}"},
-        open_timeout=10,
-        ping_interval=None,
-        max_size=2**22,
-    ) as ws:
+    async with socket_to(worker, path, cookie) as ws:
         try:
             return await ws.recv()
         except ConnectionClosed:  # the close code is the answer
@@ -82,14 +75,7 @@ class _Held:
         self.worker, self.path, self.cookie = worker, path, cookie
 
     async def open(self) -> _Held:
-        self.ws = await connect(
-            self.worker.ws_base + self.path,
-            origin=self.worker.base,
-            additional_headers={"Cookie": f"sessionid={self.cookie}"},
-            open_timeout=10,
-            ping_interval=None,
-            max_size=2**22,
-        )
+        self.ws = await socket_to(self.worker, self.path, self.cookie)
         assert (await asyncio.wait_for(self.ws.recv(), 30)).startswith("<!--v:")
         return self
 
