@@ -17,8 +17,9 @@ what the screen shows changes:
   every phone resync), ``seat`` (her chronicle's open session id, 0: none)
   and ``mob`` (the mob scenes she is in that it shows, :data:`MOBS_SHOWN`
   at most, newest first: count, sum of ``MobScene.version``);
-- a dashboard: ``session``; ``challenges`` (the ``DASHBOARD_LIMIT`` it lists:
-  every open one, then the latest results, as ``views.dashboard_challenges``;
+- a dashboard: ``session``; ``challenges`` (those it lists, a window of each
+  section, ``views.DASHBOARD_LIMIT``: the calls, the open ones longest
+  waiting, the newest results, as ``views.dashboard_challenges``;
   count, sum of versions, highest id); ``roster`` (characters on the roster,
   i.e. not absent: count, sum of their health levels, Traits they lost in the
   session, how many are on a break); ``mob`` (the session's mob scenes it
@@ -55,6 +56,7 @@ import asyncio
 import functools
 import hashlib
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -172,13 +174,22 @@ WHERE s.id = %(session)s
 # 14: a dashboard behind the database is repaired row by row, not by a whole
 # view): the challenges it lists, in _DASHBOARD_SQL's order, and the characters
 # on its roster with what its roster row shows (_ROSTER_ROWS_SQL). _DASHBOARD_SQL
-# sums this very listing.
+# sums this very listing. Each section (calls, open ones, results) has its own
+# window, in the order ``views.dashboard_place`` puts its rows.
 _LISTING_SQL = """
-SELECT id, version FROM {challenge} WHERE session_id = %(session)s
-ORDER BY CASE WHEN stage = 'resolved' THEN 1 ELSE 0 END,
-  CASE WHEN stage = 'resolved' THEN NULL ELSE stage_since END,
-  stage_since DESC, id DESC
-LIMIT %(limit)s
+SELECT id, version FROM (
+  SELECT id, version FROM (SELECT id, version FROM {challenge}
+    WHERE session_id = %(session)s AND called_at IS NOT NULL
+    ORDER BY called_at, id DESC LIMIT %(called)s) a
+  UNION ALL
+  SELECT id, version FROM (SELECT id, version FROM {challenge}
+    WHERE session_id = %(session)s AND called_at IS NULL AND stage <> 'resolved'
+    ORDER BY stage_since, id DESC LIMIT %(open)s) o
+  UNION ALL
+  SELECT id, version FROM (SELECT id, version FROM {challenge}
+    WHERE session_id = %(session)s AND called_at IS NULL AND stage = 'resolved'
+    ORDER BY stage_since DESC, id DESC LIMIT %(results)s) r
+) x
 """
 
 _DASHBOARD_SQL = (
@@ -211,17 +222,45 @@ FROM {presence} p WHERE p.session_id = %(session)s AND p.status <> 'absent'
 """
 
 
+def _listing_params(session_id: int, window) -> dict[str, int]:
+    """The listing's parameters: ``window`` has ``called``, ``open`` and
+    ``results``, how many rows of each section a dashboard lists
+    (``views.DASHBOARD_LIMIT``)."""
+    return {
+        "session": session_id,
+        "called": int(window.called),
+        "open": int(window.open),
+        "results": int(window.results),
+    }
+
+
+def listed_challenges(session_id: int, window) -> tuple[str, list[int]]:
+    """The ids of the challenges a dashboard lists, as SQL and its
+    parameters for a subquery (``RawSQL``, ``id IN (…)``): each section's
+    window (``window``: calls, open ones, results)."""
+    named = _listing_params(session_id, window)
+    params: list[int] = []
+
+    def positional(found: re.Match) -> str:
+        params.append(named[found.group(1)])
+        return "%s"
+
+    sql = re.sub(r"%\((\w+)\)s", positional, _LISTING_SQL.format(**_tables()))
+    return f"SELECT id FROM ({sql}) listed", params
+
+
 def dashboard_rows(
-    session_id: int, limit: int
+    session_id: int, window
 ) -> tuple[dict[int, int], dict[int, tuple[int, int, int]]]:
     """What a dashboard's ``challenges`` and ``roster`` parts are sums of
-    (two queries): ``({challenge id: version}`` of the ``limit`` challenges
-    it lists``, {character id: (health, Traits lost in the session, on a
-    break 0/1)}`` of the characters on its roster``)``. The parts of
+    (two queries): ``({challenge id: version}`` of the challenges it lists
+    (``window``, as :func:`listed_challenges`)``, {character id: (health,
+    Traits lost in the session, on a break 0/1)}`` of the characters on its
+    roster``)``. The parts of
     :func:`dashboard_parts` read at the same moment are
     :func:`challenges_tally_part` and :func:`roster_part` of these."""
     tables = _tables()
-    params = {"session": session_id, "limit": limit}
+    params = _listing_params(session_id, window)
     with connection.cursor() as cursor:
         cursor.execute(_LISTING_SQL.format(**tables), params)
         listed = {pk: int(version) for pk, version in cursor.fetchall()}
@@ -262,9 +301,10 @@ def play_parts(character_id: int, session_id: int | None, chronicle_id: int | No
     return {"session": row[:2], "screen": row[2:-3], "seat": row[-3:-2], "mob": row[-2:]}
 
 
-def dashboard_parts(session_id: int, limit: int) -> Parts:
-    """The parts of a narrator's dashboard listing ``limit`` challenges (one query)."""
-    row = _row(_DASHBOARD_SQL, {"session": session_id, "limit": limit})
+def dashboard_parts(session_id: int, window) -> Parts:
+    """The parts of a narrator's dashboard listing the challenges of
+    ``window`` (as :func:`listed_challenges`; one query)."""
+    row = _row(_DASHBOARD_SQL, _listing_params(session_id, window))
     if row is None:
         return {}
     return {"session": row[:2], "challenges": row[2:5], "roster": row[5:9], "mob": row[9:]}

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
+from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
 
 from challenges.models import (
     Challenge,
@@ -21,7 +23,7 @@ from challenges.models import (
     her_challenges,
 )
 from challenges.rows import committed_rows
-from challenges.rules import Category, HealthLevel, Outcome, RulesError, Stage, get_ruleset
+from challenges.rules import Category, HealthLevel, Outcome, RulesError, get_ruleset
 from challenges.services.clocks import (
     battle_scar_permanent,
     clock_view,
@@ -37,13 +39,28 @@ from characters.services import RosterSheet, Sheet, character_sheets, roster_she
 
 #: Presences a dashboard lists: absent characters leave the roster.
 ON_ROSTER = (Presence.Status.PRESENT, Presence.Status.BREAK)
-#: Challenges a dashboard lists live: those a narrator is called to, then
-#: the open ones (the longest waiting first), then the newest results; a
-#: tablet shows fewer at once. Every other one is on the evening's history
-#: page (filtered by character and state). At 300 a crowd's first view was
-#: 368 KB (150 characters, 600 challenges): more than a server may send in
-#: one frame, and seconds of rendering.
-DASHBOARD_LIMIT = 30
+
+
+class Window(NamedTuple):
+    """How many challenges of each section a dashboard lists live: those a
+    narrator is called to (the oldest call first), the open ones (the
+    longest waiting first), the results (the newest first)."""
+
+    called: int
+    open: int
+    results: int
+
+    def cap(self, section: int) -> int:
+        """The rows section ``section`` (``dashboard_place()[0]``: -1, 0, 1) holds at most."""
+        return (self.called, self.open, self.results)[section + 1]
+
+
+#: What a dashboard lists live, section by section; a tablet shows fewer at
+#: once. Every other challenge is on the evening's history page (filtered by
+#: character and state). A crowd's first view must fit one frame any server
+#: sends (64 KiB): 150 roster rows take half of it. At 300 rows in all, a
+#: crowd's first view was 368 KB (150 characters, 600 challenges).
+DASHBOARD_LIMIT = Window(called=10, open=15, results=8)
 
 
 @dataclass(frozen=True)
@@ -113,15 +130,16 @@ class Placement:
         self.order: list[tuple[tuple, int]] = sorted((p, pk) for pk, p in self.places.items())
 
     def move(
-        self, challenge_id: int, place: tuple, limit: int | None = None
+        self, challenge_id: int, place: tuple, limit: int | Window | None = None
     ) -> tuple[list[int], str]:
         """Put ``challenge_id`` at ``place`` (:func:`dashboard_place`) among
         these rows (updated), at most ``limit`` (default
-        :data:`DASHBOARD_LIMIT`: the last results go first). Returns ``(ids,
-        swap)``: the rows to take off the screen first (the row itself if it
-        was on it), then the htmx out-of-band swap that inserts it, before the
-        first row of its section that sorts after it
-        (``"beforebegin:#challenge-ID"``) or at the end of its section
+        :data:`DASHBOARD_LIMIT`): a :class:`Window`, rows of each section (the
+        last of the row's section goes), or a number of rows in all (the last
+        rows go). Returns ``(ids, swap)``: the rows to take off the screen
+        first (the row itself if it was on it), then the htmx out-of-band swap
+        that inserts it, before the first row of its section that sorts after
+        it (``"beforebegin:#challenge-ID"``) or at the end of its section
         (``"beforeend:#called-challenges"``, ``"beforeend:#open-challenges"``,
         ``"beforeend:#recent-results"``); ``""`` when it does not fit."""
         limit = DASHBOARD_LIMIT if limit is None else limit
@@ -132,8 +150,7 @@ class Placement:
             remove.append(challenge_id)
         self.places[challenge_id] = place
         bisect.insort(self.order, (place, challenge_id))
-        while len(self.order) > limit:
-            _, gone = self.order.pop()
+        for gone in self._beyond(limit, place[0]):
             del self.places[gone]
             if gone != challenge_id:
                 remove.append(gone)
@@ -144,28 +161,34 @@ class Placement:
             return remove, f"beforebegin:#challenge-{self.order[following][1]}"
         return remove, f"beforeend:#{_SECTIONS[place[0]]}"
 
+    def _beyond(self, limit: int | Window, section: int) -> list[int]:
+        """Take off :attr:`order` the rows past ``limit`` (in all, or in
+        ``section`` for a :class:`Window`) and return their ids."""
+        gone = []
+        if isinstance(limit, Window):
+            end = bisect.bisect_left(self.order, ((section + 1,),))
+            start = bisect.bisect_left(self.order, ((section,),))
+            while end - start > limit.cap(section):
+                end -= 1
+                gone.append(self.order.pop(end)[1])
+            return gone
+        while len(self.order) > limit:
+            gone.append(self.order.pop()[1])
+        return gone
+
 
 #: The dashboard's sections by the first item of :func:`dashboard_place`.
 _SECTIONS = {-1: "called-challenges", 0: "open-challenges", 1: "recent-results"}
 
 
 def dashboard_challenges(session: GameSession) -> QuerySet[Challenge]:
-    """The challenges a dashboard lists: every open one (the longest waiting
-    first), then the latest results, :data:`DASHBOARD_LIMIT` in all. The same
-    selection as ``heartbeat.dashboard_parts``."""
-    resolved = Q(stage=Stage.RESOLVED)
-    return (
-        Challenge.objects.filter(session=session)
-        .annotate(
-            done=Case(When(resolved, then=Value(1)), default=Value(0)),
-            waiting_since=Case(
-                When(resolved, then=Value(None)),
-                default=F("stage_since"),
-                output_field=DateTimeField(),
-            ),
-        )
-        .order_by("done", "waiting_since", "-stage_since", "-id")[:DASHBOARD_LIMIT]
-    )
+    """The challenges a dashboard lists: a window of each section
+    (:data:`DASHBOARD_LIMIT`), the same selection as
+    ``heartbeat.dashboard_parts`` (a subquery)."""
+    from challenges import heartbeat
+
+    listed = RawSQL(*heartbeat.listed_challenges(session.pk, DASHBOARD_LIMIT))
+    return Challenge.objects.filter(pk__in=listed)
 
 
 def _void_reasons(session: GameSession, views: list[ChallengeView]) -> None:
@@ -200,7 +223,7 @@ def dashboard_context(session: GameSession) -> dict:
         "open_rows": [r for r in rows if not r.is_resolved and not r.called],
         "result_rows": [r for r in rows if r.is_resolved and not r.called],
         "fold_after": RESULT_COLLAPSE_SECONDS,
-        "list_limit": DASHBOARD_LIMIT,
+        "window": DASHBOARD_LIMIT,
         "roster": roster,
         "categories": list(Category),
         "difficult_tests": difficult_tests(session),

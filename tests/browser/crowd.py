@@ -4,12 +4,14 @@ dashboard's browser test: ``tests.factories.crowded_session`` (100 guests, 300
 challenges) in its open session, plus a guest whose name starts with
 right-to-left text and runs on as one 200-character word, challenging
 Helen with stakes that start with a right-to-left override and run on as one
-200-character word. Prints the odd guest's id."""
+200-character word, waiting for two hours (the first open row). Prints the odd
+guest's id."""
 
 from __future__ import annotations
 
 import os
 import uuid
+from datetime import timedelta
 
 # Right-to-left text, then one 190-character word (bidi controls never reach a
 # sheet: characters.names removes them on save).
@@ -21,7 +23,10 @@ def main() -> None:
     import django
 
     django.setup()
+    from django.utils import timezone
+
     from challenges import services
+    from challenges.models import Challenge
     from characters.models import Character, GameSession
     from tests.factories import crowded_session, make_character, make_user
 
@@ -30,7 +35,7 @@ def main() -> None:
     odd = make_character(
         session.chronicle, ODD_NAME, make_user("odd"), traits=[("חזק", "physical", 2)]
     )
-    services.challenge_open(
+    challenge = services.challenge_open(
         session=session,
         challenger=odd,
         defender=Character.objects.get(name="Helen"),
@@ -39,6 +44,10 @@ def main() -> None:
         stakes="\u202e" + "s" * 200,
         user=odd.player,
         msg_id=uuid.uuid4().hex,
+    )
+    # Waiting longer than any other: listed first among the open ones.
+    Challenge.objects.filter(pk=challenge.pk).update(
+        stage_since=timezone.now() - timedelta(hours=2)
     )
     print(odd.pk, flush=True)
 

@@ -308,9 +308,13 @@ def test_relent_is_apart_from_the_bids_and_asks_once(game):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_new_challenge_beyond_the_limit_takes_the_oldest_result_off(game, monkeypatch):
-    monkeypatch.setattr(views, "DASHBOARD_LIMIT", 3)  # the consumer reads it here
-    monkeypatch.setattr(views.dashboard, "DASHBOARD_LIMIT", 3)  # the view-models, there
+async def test_each_section_keeps_its_window_a_new_result_takes_the_oldest_off(game, monkeypatch):
+    """Every section lists a window of its own: a new result beyond it takes
+    the oldest result off; an open challenge beyond its window is not shown,
+    and takes nothing off the results."""
+    window = views.Window(called=1, open=1, results=2)
+    monkeypatch.setattr(views, "DASHBOARD_LIMIT", window)  # the consumer reads it here
+    monkeypatch.setattr(views.dashboard, "DASHBOARD_LIMIT", window)  # the view-models, there
     session, helen, grady = game["session"], game["helen"], game["grady"]
     play = database_sync_to_async(opposed_challenge)
     older = await play(
@@ -324,8 +328,12 @@ async def test_a_new_challenge_beyond_the_limit_takes_the_oldest_result_off(game
     await dashboard.connect()
     assert _ids(dashboard.screen.doc, "recent-results") == [newer.pk, older.pk]
 
-    latest = await play(session, helen, grady, bid="Ferocious")
-    await _shows(dashboard, [waiting.pk, latest.pk], [newer.pk])
+    await play(session, helen, grady, bid="Ferocious")  # the open window is full
+    await _shows(dashboard, [waiting.pk], [newer.pk, older.pk])
+    latest = await play(
+        session, helen, grady, bid="Quick", answer="Tough", throws=("scissors", "paper")
+    )
+    await _shows(dashboard, [waiting.pk], [latest.pk, newer.pk])
     await dashboard.close()
 
 

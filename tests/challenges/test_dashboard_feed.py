@@ -238,8 +238,16 @@ def _moved_by_two_passes(
     limit = views.DASHBOARD_LIMIT if limit is None else limit
     remove = [challenge_id] if places.pop(challenge_id, None) is not None else []
     places[challenge_id] = place
-    while len(places) > limit:
-        gone = max(places, key=places.__getitem__)
+
+    def crowded() -> dict[int, tuple]:
+        """The rows among which the last goes, while any must."""
+        if isinstance(limit, views.Window):
+            section = {pk: p for pk, p in places.items() if p[0] == place[0]}
+            return section if len(section) > limit.cap(place[0]) else {}
+        return places if len(places) > limit else {}
+
+    while rows := crowded():
+        gone = max(rows, key=rows.__getitem__)
         del places[gone]
         if gone != challenge_id:
             remove.append(gone)
@@ -257,6 +265,22 @@ def _moved_by_two_passes(
     limit=st.integers(1, 15),
 )
 def test_a_placement_moves_rows_as_the_two_passes_do(start, moves, limit):
+    """See :func:`test_a_windowed_placement_moves_rows_as_the_two_passes_do`."""
+    _placed_as_two_passes(start, moves, limit)
+
+
+@given(
+    start=st.dictionaries(st.integers(1, 40), PLACES, max_size=12),
+    moves=st.lists(st.tuples(st.integers(1, 40), PLACES), max_size=30),
+    caps=st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 5)),
+)
+def test_a_windowed_placement_moves_rows_as_the_two_passes_do(start, moves, caps):
+    """With a window per section (calls, open, results), each section keeps
+    at most its own: the last row of the moved row's section goes."""
+    _placed_as_two_passes(start, moves, views.Window(*caps))
+
+
+def _placed_as_two_passes(start, moves, limit):
     """``views.Placement`` (kept in order) answers what the two passes over
     every row of :func:`_moved_by_two_passes` answer, after any moves, at any limit."""
     start = {pk: (p[0], p[1], -pk) for pk, p in start.items()}  # a place names its row
