@@ -291,6 +291,34 @@ def test_evening_and_joinlinks_print_links_on_the_public_url_when_set(static_roo
         assert "http://" not in output
 
 
+QR = set("█▀▄")
+
+
+def test_evening_prints_the_narrators_and_admins_addresses_after_every_qr_code(static_root):
+    output = run("evening", "--no-serve", "--host", "127.0.0.1", "--port", "8123")
+
+    lines = output.splitlines()
+    last_qr = max(i for i, line in enumerate(lines) if QR & set(line))
+    tail = "\n".join(lines[last_qr + 1 :])
+    assert "Narrators' dashboard: http://127.0.0.1:8123/narrate/" in tail
+    assert "Admin: http://127.0.0.1:8123/admin/" in tail
+    # Her one-tap link again, leading where she works.
+    narrator = dict(LINK.findall(output))["narrator"]
+    assert f"{narrator}&next=/narrate/" in tail
+    assert lines[-1].startswith("Admin: ")
+
+
+def test_evening_names_the_character_and_chronicle_above_each_qr_code(static_root):
+    output = run("evening", "--no-serve", "--host", "127.0.0.1", "--port", "8123")
+
+    lines = output.splitlines()
+    heading = {m["username"]: lines[lines.index(m[0]) - 1] for m in LINK.finditer(output)}
+    assert heading["helen"] == f"Helen — {CHRONICLE} (player helen)"
+    assert heading["rosa"] == f"Rosa — {BNS_CHRONICLE} (player rosa)"
+    assert heading["narrator"].startswith("Narrator — narrates ")
+    assert CHRONICLE in heading["narrator"]
+
+
 def test_demo_narrator_can_read_challenges_in_the_admin(client):
     run("demo")
     client.force_login(User.objects.get(username="narrator"))

@@ -1,9 +1,11 @@
 """``manage.py evening [--host 0.0.0.0] [--port 8000] [--no-serve]``: run an evening.
 
-Migrates, collects static files, makes sure the demo data exists, prints the
-app's address (``PUBLIC_URL``, else its address on the LAN) with a one-tap
-login link and QR code for every demo user, then serves the ASGI app (HTTP and
-websockets) with daphne.
+Migrates, collects static files, makes sure the demo data exists, prints a
+one-tap login link and QR code for every demo user, each named by the
+characters and chronicles it opens, then (last, so that they stay on the
+screen) the printable QR sheets and the narrators' and the admin's addresses,
+on the app's address (``PUBLIC_URL``, else its address on the LAN); then
+serves the ASGI app (HTTP and websockets) with daphne.
 """
 
 import io
@@ -72,6 +74,21 @@ def join_link(user, base: str) -> str:
     return base + reverse("join") + get_query_string(user, scope="join")
 
 
+def join_label(user) -> str:
+    """Whose join card this is: "Helen — Demo Chronicle (player helen)" for
+    each character ``user`` plays ("; " between them), else the chronicles she
+    narrates, "Narrator — narrates Demo Chronicle, … (user narrator)", else her
+    name, "Admin (user admin)"."""
+    name = user.get_username()
+    characters = user.characters.select_related("chronicle").order_by("chronicle__name", "name")
+    if characters:
+        played = "; ".join(f"{c.name} — {c.chronicle.name}" for c in characters)
+        return f"{played} (player {name})"
+    narrated = ", ".join(user.narrated_chronicles.order_by("name").values_list("name", flat=True))
+    shown = user.get_short_name() or name
+    return f"{shown} — narrates {narrated} (user {name})" if narrated else f"{shown} (user {name})"
+
+
 class Command(BaseCommand):
     help = (
         "Migrate, collect static files, ensure the demo data, print one-tap join "
@@ -96,11 +113,17 @@ class Command(BaseCommand):
 
         public = lan_address() if host in UNSPECIFIED_HOSTS else host
         base = settings.PUBLIC_URL or f"http://{public}:{port}"
+        users = get_user_model().objects.filter(username__in=[u.username for u in USERS])
+        by_name = {user.username: user for user in users}
+        links = {spec.username: join_link(by_name[spec.username], base) for spec in USERS}
+        # Players first, staff last: the narrator's code is the nearest to her addresses.
+        for spec in sorted(USERS, key=lambda spec: spec.staff):
+            self.stdout.write("")
+            self.stdout.write(self.style.MIGRATE_HEADING(join_label(by_name[spec.username])))
+            self.stdout.write(f"Join as {spec.username}: {links[spec.username]}")
+            self.stdout.write(qr_text(links[spec.username]), ending="")
+        # What a narrator needs is printed last, so that it stays on the screen.
         self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS(f"Narrator: {base}/"))
-        self.stdout.write(f"Narrators' dashboard: {base}{reverse('narrate_index')}")
-        self.stdout.write(f"Admin: {base}{reverse('admin:index')}")
-        # issue 11, statics: the printable QR cards (prepared statics, join links).
         demos = [CHRONICLE, UKM_CHRONICLE, BNS_CHRONICLE, STORY_CHRONICLE]
         for chronicle in Chronicle.objects.filter(name__in=demos):
             # A chronicle that plays no MET challenge (bns) has no prepared statics.
@@ -108,19 +131,21 @@ class Command(BaseCommand):
             joins = reverse("join_sheet", args=[chronicle.pk])
             sheets = [f"statics {base}{cards}"] if chronicle.rules.met_challenges else []
             sheets.append(f"join links {base}{joins}")
-            if chronicle.has_dice_pools:  # issue 13: sheets of dots, printed
+            if chronicle.has_dice_pools:  # sheets of dots, printed
                 printed = reverse("story_sheets_print", args=[chronicle.pk])
                 sheets.append(f"character sheets {base}{printed}")
             self.stdout.write(
                 f"Print {chronicle}'s QR cards (signed in as a narrator): " + " · ".join(sheets)
             )
-        users = get_user_model().objects.filter(username__in=[u.username for u in USERS])
-        by_name = {user.username: user for user in users}
-        for spec in USERS:
-            link = join_link(by_name[spec.username], base)
-            self.stdout.write("")
-            self.stdout.write(self.style.MIGRATE_HEADING(f"Join as {spec.username}: {link}"))
-            self.stdout.write(qr_text(link), ending="")
+        dashboard = reverse("narrate_index")
+        admin = reverse("admin:index")
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS(f"Narrator: {base}/"))
+        self.stdout.write(
+            f"Narrators' dashboard: {base}{dashboard} "
+            f"(one tap as narrator: {links['narrator']}&next={dashboard})"
+        )
+        self.stdout.write(f"Admin: {base}{admin} (one tap as admin: {links['admin']}&next={admin})")
 
         if no_serve:
             return
