@@ -11,7 +11,7 @@ its count below the copies bid, or changing its category or making it Negative
 (renaming it is fine: the challenge keeps the name as bid). A character with
 challenges cannot be deleted here (their history is read-only). Sessions are
 started by the chronicle action, which ends the open one, so lost Traits come
-back; time out is the dashboard's.
+back, once a confirmation page has named what ends; time out is the dashboard's.
 A staff narrator who is not a superuser sees only her chronicles' objects
 (``characters.admin_scope``).
 """
@@ -21,6 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.forms.models import BaseInlineFormSet, ModelForm
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -557,14 +558,58 @@ class ChronicleAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         return obj.characters_total
 
     @admin.action(description="Start a new session", permissions=["change"])
-    def start_new_session(self, request, queryset) -> None:
+    def start_new_session(self, request, queryset):
         """End each selected chronicle's open session and open a new one: every
-        lost Trait is restored, the old session keeps its history."""
-        for chronicle in queryset:
-            session = session_start(chronicle=chronicle, user=request.user)
+        lost Trait is restored, the old session keeps its history.
+
+        First a confirmation page names, per chronicle, the session that ends
+        and what it stops (``challenges.services.session_ending``); only its
+        POST with ``post=yes`` starts the sessions, each numbered as shown (a
+        chronicle whose session another narrator started meanwhile is refused
+        with a message, the others start)."""
+        from challenges.services import ActionRefused, session_ending
+
+        chronicles = list(queryset.order_by("name"))
+        if request.POST.get("post") != "yes":
+            rows = []
+            for chronicle in chronicles:
+                session = chronicle.open_session()
+                number = GameSession(chronicle=chronicle).next_number
+                rows.append(
+                    {
+                        "chronicle": chronicle,
+                        "session": session,
+                        "number": number,
+                        "ending": session_ending(session).parts,
+                    }
+                )
+            context = {
+                **self.admin_site.each_context(request),
+                "title": "Start a new session?",
+                "opts": self.model._meta,
+                "rows": rows,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "media": self.media,
+            }
+            return TemplateResponse(
+                request, "admin/characters/chronicle/start_session_confirmation.html", context
+            )
+        name = request.POST.get("name", "").strip()
+        for chronicle in chronicles:
+            number = request.POST.get(f"number_{chronicle.pk}", "")
+            try:
+                if not number.isdigit():
+                    raise ActionRefused("not confirmed; choose the action again.")
+                session = session_start(
+                    chronicle=chronicle, user=request.user, name=name, number=int(number)
+                )
+            except ActionRefused as refused:
+                self.message_user(request, f"{chronicle}: {refused}", messages.ERROR)
+                continue
             self.message_user(
                 request, f"{chronicle}: new session {session} started.", messages.SUCCESS
             )
+        return None
 
 
 class PresenceForm(ModelForm):

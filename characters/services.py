@@ -524,14 +524,17 @@ def _pool_lines(character: Character, spent: Sequence[int]) -> list[PoolLine]:
     return lines
 
 
-def session_start(*, chronicle: Chronicle, name: str = "", user=None) -> GameSession:
+def session_start(
+    *, chronicle: Chronicle, name: str = "", user=None, number: int | None = None
+) -> GameSession:
     """End ``chronicle``'s open session (if any) and open the next one: every
     lost Trait is restored, the old session keeps its history. The one flow is
     ``challenges.services.session_start`` (it voids the old session's unresolved
-    challenges and moves every open screen); this is its name here."""
+    challenges and moves every open screen; ``number``: the session confirmed,
+    ActionRefused if another started first); this is its name here."""
     from challenges.services import session_start as start  # challenges depends on characters
 
-    return start(chronicle=chronicle, name=name, user=user)
+    return start(chronicle=chronicle, name=name, user=user, number=number)
 
 
 def presence_join(*, session: GameSession, character: Character) -> Presence:

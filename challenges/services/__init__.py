@@ -119,8 +119,10 @@ from challenges.services.rulings import (
 )
 from challenges.services.session import (
     SESSION_ENDED_REASON,
+    SessionEnding,
     presence_set,
     session_end,
+    session_ending,
     session_start,
 )
 from challenges.services.static import prepared_static_open, simple_test_open, static_open
@@ -155,6 +157,7 @@ __all__ = [
     "READS_POOLS",
     "SESSION_ENDED_REASON",
     "ActionRefused",
+    "SessionEnding",
     "AlreadyDone",
     "OpenBid",
     "RiskKey",
@@ -215,6 +218,7 @@ __all__ = [
     "prepared_static_open",
     "presence_set",
     "session_end",
+    "session_ending",
     "session_resume",
     "session_start",
     "session_time_out",

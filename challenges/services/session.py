@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.db import transaction
 from django.utils import timezone
 
 from challenges import rules
-from challenges.models import Challenge, Event
+from challenges.models import Challenge, Combat, DiceRoll, Event, MobScene, StoryCombat
 from challenges.realtime import (
     CHARACTER_UPDATED,
     SESSION_CHANGED,
@@ -16,7 +18,7 @@ from challenges.realtime import (
     chronicle_group,
     narrators_group,
 )
-from challenges.rules import ChallengeState
+from challenges.rules import ChallengeState, MobStage
 from challenges.services._core import (
     _OPEN_STAGES,
     ActionRefused,
@@ -33,6 +35,46 @@ from characters.services import presence_join
 
 # Sessions: start, end, who is here ------------------------------------------
 SESSION_ENDED_REASON = "the session ended"
+
+
+class SessionEnding(NamedTuple):
+    """What ending a session stops, counted before a narrator confirms it:
+    unresolved challenges (MET and test pools) voided, open mob scenes voided,
+    live ``bns`` combats and Storytelling fights ended, and Storytelling rolls
+    still waiting (called, contested, an extended action going on), which can
+    no longer be rolled once their session is over."""
+
+    challenges: int
+    mob_scenes: int
+    combats: int
+    fights: int
+    rolls: int
+
+    @property
+    def parts(self) -> list[str]:
+        """The non-zero counts in words: ["3 open challenges", "1 fight"]."""
+        words = [
+            (self.challenges, "open challenge", "open challenges"),
+            (self.mob_scenes, "mob scene", "mob scenes"),
+            (self.combats, "combat", "combats"),
+            (self.fights, "fight", "fights"),
+            (self.rolls, "roll still waiting", "rolls still waiting"),
+        ]
+        return [f"{n} {one if n == 1 else many}" for n, one, many in words if n]
+
+
+def session_ending(session: GameSession | None) -> SessionEnding:
+    """What :func:`session_start` or :func:`session_end` would stop in
+    ``session`` now (all zero for None: no open session). Reads only."""
+    if session is None:
+        return SessionEnding(0, 0, 0, 0, 0)
+    return SessionEnding(
+        challenges=Challenge.objects.filter(session=session, stage__in=_OPEN_STAGES).count(),
+        mob_scenes=MobScene.objects.filter(session=session).exclude(stage=MobStage.SETTLED).count(),
+        combats=Combat.objects.filter(session=session, ended_at__isnull=True).count(),
+        fights=StoryCombat.objects.filter(session=session, ended_at__isnull=True).count(),
+        rolls=DiceRoll.objects.filter(session=session, rolled_at__isnull=True).count(),
+    )
 
 
 def _end_session(session: GameSession, user) -> list[int]:

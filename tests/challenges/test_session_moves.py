@@ -205,7 +205,12 @@ async def test_the_admin_action_moves_open_phones_and_dashboards_too(game):
         client.force_login(admin)
         response = client.post(
             reverse("admin:characters_chronicle_changelist"),
-            {"action": "start_new_session", "_selected_action": [game["chronicle"].pk]},
+            {
+                "action": "start_new_session",
+                "_selected_action": [game["chronicle"].pk],
+                "post": "yes",
+                f"number_{game['chronicle'].pk}": game["session"].number + 1,
+            },
         )
         assert response.status_code == 302
 

@@ -294,7 +294,12 @@ def test_start_a_new_session_restores_lost_traits(admin_client, chronicle, sessi
 
     response = admin_client.post(
         admin_url(Chronicle, "changelist"),
-        {"action": "start_new_session", "_selected_action": [chronicle.pk]},
+        {
+            "action": "start_new_session",
+            "_selected_action": [chronicle.pk],
+            "post": "yes",
+            f"number_{chronicle.pk}": session.number + 1,
+        },
     )
 
     assert response.status_code == 302
