@@ -349,6 +349,9 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
     dice_pool_inlines = [StorySheetInline, StorySkillInline, MeritInline]
     actions = ["revoke_join_links"]
 
+    class Media:
+        css = {"all": ["narrator/admin.css"]}
+
     def sheet_chronicle(self, request, obj=None) -> Chronicle | None:
         """The chronicle whose sheet this page edits: the one posted or asked
         for (``?chronicle=``), else ``obj``'s; None when none is known yet (a
