@@ -17,6 +17,8 @@ A staff narrator who is not a superuser sees only her chronicles' objects
 """
 
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import ValidationError
 from django.db.models import Count, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
@@ -347,6 +349,7 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         ),
     ]
     dice_pool_inlines = [StorySheetInline, StorySkillInline, MeritInline]
+    autocomplete_fields = ["player"]  # searched by name in PlayerSearchUserAdmin
     actions = ["revoke_join_links"]
 
     class Media:
@@ -478,6 +481,41 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
         track (``bns``) or Health boxes (``storytelling``), marked tonight on
         her presence, not here."""
         return obj.get_health_display() if self._trait_sheet(obj) else NOT_USED
+
+
+User = get_user_model()
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class PlayerSearchUserAdmin(UserAdmin):
+    """Django's user admin, whose search also answers the character page's
+    player field (``CharacterAdmin.autocomplete_fields``) for whoever may add
+    or change characters: a narrator picks a player by typing her name or user
+    name without the "view user" permission, which would open the users'
+    admin (e-mail addresses, rights) to her as well. The answers are user
+    names, as the player drop-down listed them before."""
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return super().has_view_permission(request, obj) or (
+            obj is None and _searches_players(request)
+        )
+
+
+def _searches_players(request) -> bool:
+    """``request`` is the admin's autocomplete for a character's player, by a
+    user who may add or change characters."""
+    match = request.resolver_match
+    asked = (request.GET.get(key) for key in ("app_label", "model_name", "field_name"))
+    return (
+        match is not None
+        and match.view_name == "admin:autocomplete"
+        and tuple(asked) == ("characters", "character", "player")
+        and (
+            request.user.has_perm("characters.change_character")
+            or request.user.has_perm("characters.add_character")
+        )
+    )
 
 
 class SessionInline(admin.TabularInline):
