@@ -47,6 +47,11 @@ from characters.models import (
 )
 from characters.services import join_links_revoke, session_start
 
+# The admin's own titles, in the app's name rather than the framework's.
+admin.site.site_header = "Narrator administration"
+admin.site.site_title = "Narrator admin"
+admin.site.index_title = "Chronicles, sheets and sessions"
+
 
 class UniqueNameFormSet(BaseInlineFormSet):
     """Refuse the same name twice on one sheet (any case, any spacing, any
@@ -293,7 +298,7 @@ class CharacterAdmin(NarratedOnlyAdmin, admin.ModelAdmin):
                 "fields": [("auto_answer", "relents")],
                 "description": (
                     "A character with no player is an NPC: a narrator plays it from the "
-                    "dashboard (its panel's Play button). With auto-answer on, the server "
+                    "dashboard (its panel's Play button). With auto-answer on, Narrator "
                     "answers its challenges at once: it bids its best Trait in the category "
                     "(most copies left, ties by sheet order), throws at random, declares its "
                     "true count, never retests, and relents only as set below."

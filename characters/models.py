@@ -174,14 +174,18 @@ class GameSession(models.Model):
     """
 
     chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="sessions")
-    name = models.CharField(max_length=200, blank=True)
+    name = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text='Optional, e.g. "The Masquerade Ball"; else "Session 5 · 24 Nov 2026".',
+    )
     number = models.PositiveIntegerField(
         default=0, help_text="Sessions of a chronicle are numbered 1, 2, 3… as they start."
     )
-    started_at = models.DateTimeField(auto_now_add=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
-    time_out = models.BooleanField(default=False)
-    time_out_since = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField("started", auto_now_add=True)
+    ended_at = models.DateTimeField("ended", null=True, blank=True)
+    time_out = models.BooleanField("Time out", default=False)
+    time_out_since = models.DateTimeField("in Time out since", null=True, blank=True)
     # s11 clocks: seconds of finished Time outs, so every health clock can
     # leave them out (challenges.rules.clocks.Pause).
     time_out_seconds = models.FloatField(
@@ -244,18 +248,21 @@ class Character(CleanNameMixin, models.Model):
     name = models.CharField(max_length=200)
     concept = models.CharField(max_length=200, blank=True)
     health = models.PositiveSmallIntegerField(
-        "health at the start of a session",
+        "health level at the start of a session",
         choices=[(level.value, level.label) for level in HealthLevel],
         default=HealthLevel.HEALTHY.value,
-        help_text="Wounds that last past an evening (aggravated wounds) are set here.",
+        help_text=(
+            "Wounds that last past an evening (aggravated wounds) are set here; "
+            "tonight's health level is on her presence."
+        ),
     )
     notes = models.TextField(blank=True)
     # Permanent pool ratings; what is spent of them is kept per session
     # (Presence.*_spent), so a new session refreshes them.
-    willpower = _pool_field("Willpower", "Spent on Willpower retests (ukm); 0: none.")
-    rage = _pool_field("Rage", "Spent to pre-empt with a Gift (met_classic); 0: none.")
+    willpower = _pool_field("Willpower", "Spent on Willpower retests (UK Masquerade); 0: none.")
+    rage = _pool_field("Rage", "Spent to pre-empt with a Gift (classic MET); 0: none.")
     gnosis = _pool_field("Gnosis", "0: none.")
-    blood = _pool_field("Blood", "Spent for extra Physical Traits (ukm); 0: none.")
+    blood = _pool_field("Blood", "Spent for extra Physical Traits (UK Masquerade); 0: none.")
     # s11 clocks: a Garou heals by resting; each Mortal Wound episode leaves a
     # battle scar (seeds/000 "Healing", "Battle Scars").
     garou = models.BooleanField(
@@ -271,7 +278,7 @@ class Character(CleanNameMixin, models.Model):
         null=True,
         blank=True,
         validators=[MinValueValidator(1), MaxValueValidator(MAX_POOL)],
-        help_text="Empty: the ruleset's limit (3 Blood Traits in a challenge, ukm).",
+        help_text="Empty: the ruleset's limit (UK Masquerade: 3 Blood Traits a challenge).",
     )
     # --- issue 12: a sheet of Attributes and Skills (ruleset bns, seeds/002) ---
     # Unused by Trait sheets (met_classic, ukm); the admin shows them only to
@@ -330,7 +337,7 @@ class Character(CleanNameMixin, models.Model):
         default=False,
         db_default=False,
         help_text=(
-            "With no player: the server answers challenges for it at once "
+            "With no player: Narrator answers its challenges at once "
             "(bids its best Trait, throws at random, declares its true count)."
         ),
     )
@@ -435,7 +442,10 @@ class Trait(CleanNameMixin, models.Model):
     name = models.CharField(max_length=100)
     category = models.CharField(max_length=10, choices=CATEGORY_CHOICES)
     count = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_TRAIT_COUNT)]
+        "times held",
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_TRAIT_COUNT)],
+        help_text=f"Quick ×3 is held 3 times: 1 to {MAX_TRAIT_COUNT}.",
     )
     negative = models.BooleanField(default=False)
     stamina = models.BooleanField(
@@ -757,6 +767,7 @@ class Presence(models.Model):
     session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="presences")
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="presences")
     health = models.PositiveSmallIntegerField(
+        "health level tonight",
         choices=[(level.value, level.label) for level in HealthLevel],
         default=HealthLevel.HEALTHY.value,
     )
