@@ -369,8 +369,11 @@ def test_joinlinks_refuses_an_unknown_chronicle_or_user(args, message):
         run("joinlinks", *args)
 
 
-def test_evening_serves_with_daphne_capping_websocket_messages(monkeypatch):
+def test_evening_serves_with_daphne_at_the_frame_size_the_consumers_keep_to(monkeypatch):
+    """Daphne's message limit caps what it sends too: it is the consumers'
+    WS_MAX_FRAME_BYTES (a 64 KiB cap made a crowd's dashboard reconnect forever)."""
     from daphne.cli import CommandLineInterface
+    from django.conf import settings
 
     calls = []
     monkeypatch.setattr(CommandLineInterface, "run", lambda self, args: calls.append(args))
@@ -381,7 +384,7 @@ def test_evening_serves_with_daphne_capping_websocket_messages(monkeypatch):
     assert args[:4] == ["-b", "0.0.0.0", "-p", "8125"]
     assert args[-1] == "narrator.asgi:application"
     size = int(args[args.index("--websocket-max-message-size") + 1])
-    assert 4096 < size <= 65536
+    assert size == settings.WS_MAX_FRAME_BYTES > 65536
 
 
 @pytest.mark.parametrize(
