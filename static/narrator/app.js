@@ -27,6 +27,7 @@
   var FLOOD_PAUSE_MS = 3000; // after a 4429 close: this pause plus up to as much again
   var MAX_RESENDS = 3; // reconnects an unacknowledged action is resent on before giving up
   var PENDING_MAX_AGE_MS = 10 * 60 * 1000; // older unacknowledged actions are dropped
+  var SLOW_MS = window.NARRATOR_SLOW_MS || 5000; // an action unacknowledged this long: say so
   var LOGIN_URL = "/accounts/login/"; // settings.LOGIN_URL
   var HOME_URL = "/"; // her characters and chronicles (characters.urls)
   var HTMX_RECONNECTS = [1006, 1011, 1012, 1013]; // codes htmx's ws extension retries itself
@@ -88,14 +89,17 @@
     el.textContent = text;
     el.classList.toggle("ok", !!ok);
   }
-  function notify(text) {
+  // A notice; "sticky" ones (an action not confirmed, or given up) stay until
+  // replaced or, for the first kind, until the action is answered.
+  function notify(text, sticky) {
     var el = $("notice");
     if (!el) return;
     el.textContent = text;
     el.hidden = !text;
     el.dataset.duringTimeOut = document.querySelector(".time-out.active") ? "1" : "";
+    el.dataset.sticky = sticky || "";
     clearTimeout(notify.timer);
-    if (text) notify.timer = setTimeout(function () { el.hidden = true; }, 6000);
+    if (text && !sticky) notify.timer = setTimeout(function () { el.hidden = true; }, 6000);
   }
   // Any send expects some frame back within answerMs (see the deadline below).
   function expectAnswer() {
@@ -192,6 +196,35 @@
       button.form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
     });
   }
+  // What an action is called on screen: its button's words ("Time out",
+  // "Paper"), else "Your last action".
+  function actionWords(entry) {
+    var body;
+    try { body = JSON.parse(entry.body); } catch (e) { return "Your last action"; }
+    var button = senderOf(body);
+    var text = button ? button.textContent.replace("sending…", "").trim() : "";
+    return text ? "“" + text + "”" : "Your last action";
+  }
+  // An action unanswered for SLOW_MS (the server busy, or the link lost and
+  // the action waiting to be resent) is named on screen, in words, until it
+  // is answered or given up: a button saying "sending…" is easy to miss.
+  setInterval(function () {
+    var el = $("notice");
+    if (!el) return;
+    var now = Date.now();
+    var slowest = null;
+    pending.forEach(function (entry) {
+      if (now - entry.at >= SLOW_MS && (!slowest || entry.at < slowest.at)) slowest = entry;
+    });
+    if (slowest) {
+      var seconds = Math.round((now - slowest.at) / 1000);
+      notify(actionWords(slowest) + " is not confirmed yet: no answer from the server for " +
+        seconds + " s. It is sent again as soon as the connection allows; nothing is done twice.", "slow");
+    } else if (el.dataset.sticky === "slow") {
+      notify("");
+    }
+  }, 1000);
+
   // On each (re)connect: each unacknowledged action once more, with its id;
   // one resent MAX_RESENDS times already (or too old) is given up.
   function resendPending() {
@@ -208,7 +241,7 @@
       socket.send(entry.body);
     });
     if (gaveUp) {
-      notify("Not sent: the server never answered. Check the screen, then try again.");
+      notify("Not sent: the server never answered. Check the screen, then try again.", "gave-up");
       enableForms();
       markPending();
     }

@@ -198,13 +198,16 @@ def _story(page, wire: Wire | None) -> str:
     )
 
 
-def _phone(browser, server, user: str, heartbeat_ms: int | None = None):
-    """``user``'s phone, connected; app.js's own heartbeat unless ``heartbeat_ms``."""
+def _phone(browser, server, user: str, heartbeat_ms: int | None = None, init: str = ""):
+    """``user``'s phone, connected; app.js's own heartbeat unless
+    ``heartbeat_ms``; ``init``: a script run before the page's own."""
     base, links = server
     context = browser.new_context()
     page = context.new_page()
     if heartbeat_ms is not None:
         page.add_init_script(f"window.NARRATOR_HEARTBEAT_MS = {heartbeat_ms};")
+    if init:
+        page.add_init_script(init)
     page.add_init_script(WATCH_CONNECTION)
     page.add_init_script(WATCH_OPPONENTS)
     wire = Wire()
@@ -572,6 +575,28 @@ def test_an_action_never_answered_is_resent_on_three_reconnects_then_given_up(br
     wire.sockets[-1]["route"].close(code=1012, reason="restart")
     _wait(page, lambda: len(wire.sockets) > count and _connected(page))
     assert not any(lost["id"] in m for m in wire.sockets[-1]["sent"])
+    context.close()
+
+
+def test_an_action_unanswered_for_seconds_is_named_on_screen_until_it_is_answered(browser, server):
+    """A server too busy to answer (here: the action held back, the link kept
+    open): after a few seconds the screen says, in words, which action is not
+    confirmed; the words go once it is acknowledged."""
+    # The link's own deadline far away: only the action waits.
+    init = "window.NARRATOR_ANSWER_MS = 60000; window.NARRATOR_SLOW_MS = 2000;"
+    context, page, wire = _phone(browser, server, "connor", init=init)
+    index = len(wire.sockets) - 1
+    wire.hold_next_action = True
+    bid = _challenge_the_first_opponent(page)
+    trait = bid.text_content().replace("sending…", "").strip()
+    _wait(page, lambda: "held" in wire.sockets[index])
+    _wait(page, lambda: "is not confirmed yet" in page.text_content("#notice"))
+    notice = page.text_content("#notice")
+    assert notice.startswith(f"“{trait}” is not confirmed yet"), notice
+    assert page.is_visible("#notice")
+    wire.sockets[index]["server"].send(wire.sockets[index]["held"])
+    _wait(page, lambda: not page.is_visible("#notice"))
+    assert page.locator("button.sending").count() == 0
     context.close()
 
 
