@@ -549,6 +549,7 @@
       var s = left.has(el) ? left.get(el) : parseFloat(el.dataset.remaining);
       if (!frozen) s -= step;
       left.set(el, s);
+      el.dataset.left = String(Math.max(0, Math.ceil(s))); // read by the dashboard's "Needs a narrator"
       show(el, s);
     });
   }, 1000);

@@ -309,4 +309,122 @@
     var button = evt.target.closest && evt.target.closest("[data-dismiss-alert]");
     if (button) button.closest(".clock-alert").remove();
   });
+
+  // --- Needs a narrator ------------------------------------------------------
+  // What waits on a narrator, gathered from what the page shows live (its
+  // rows, roster and mob scenes: the server keeps them current), every second
+  // and after every swap: calls for a narrator (the oldest first), challenges
+  // waiting on someone longer than LONG_WAIT_SECONDS (the longest first),
+  // health clocks with less than CLOCK_SOON_SECONDS left, Mortally Wounded
+  // characters, mob scenes waiting for the narrator to close the choosing.
+  // Each entry is one tap from its action: a challenge's "Rule…", a
+  // character's panel, the mob scene's own controls.
+  function $(id) { return document.getElementById(id); }
+  var LONG_WAIT_SECONDS = 180;
+  var CLOCK_SOON_SECONDS = 120;
+  var MORTALLY_WOUNDED = 4; // HealthLevel.MORTALLY_WOUNDED: the roster's health-4
+  var needsList = $("needs-list");
+  var needsShown = "";
+
+  function clockText(seconds) {
+    seconds = Math.max(0, Math.floor(seconds));
+    return Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
+  }
+  function rowLabel(row) {
+    return row.getAttribute("aria-label") || row.id;
+  }
+  function rosterName(li) {
+    var name = li.querySelector(".name");
+    return name ? name.textContent.trim() : "";
+  }
+  function gatherNeeds() {
+    var now = Date.now() / 1000;
+    var needs = [];
+    document.querySelectorAll("#called-challenges > article").forEach(function (row) {
+      var call = row.querySelector(".call > span");
+      var at = parseFloat(row.dataset.calledAt || row.dataset.since || now);
+      needs.push({ key: "call-" + row.id, order: [0, at], target: row.id, act: "rule",
+        text: (call ? call.textContent.trim() : "Narrator called") + " · " + rowLabel(row) +
+          " · " + clockText(now - at) + " ago" });
+    });
+    document.querySelectorAll("#open-challenges > article[data-since]").forEach(function (row) {
+      var waited = now - parseFloat(row.dataset.since);
+      if (waited < LONG_WAIT_SECONDS) return;
+      var stage = row.querySelector(".stage-text");
+      needs.push({ key: "wait-" + row.id, order: [1, -waited], target: row.id, act: "rule",
+        text: rowLabel(row) + " · " + (stage ? stage.textContent.trim() : "waiting") +
+          " · " + clockText(waited) });
+    });
+    document.querySelectorAll("#roster > li").forEach(function (li) {
+      var clock = li.querySelector("time.countdown[data-remaining]");
+      if (clock) {
+        var leftNow = parseFloat(clock.dataset.left || clock.dataset.remaining);
+        if (leftNow < CLOCK_SOON_SECONDS) {
+          needs.push({ key: "clock-" + li.id, order: [2, leftNow], target: li.id, act: "panel",
+            text: rosterName(li) + "'s health clock: " + (leftNow > 0 ? clockText(leftNow) + " left" : "now") });
+        }
+      }
+      if (li.querySelector(".health-" + MORTALLY_WOUNDED)) {
+        needs.push({ key: "mortal-" + li.id, order: [3, 0], target: li.id, act: "panel",
+          text: rosterName(li) + " is Mortally Wounded" });
+      }
+    });
+    document.querySelectorAll("#mob-dashboard article[data-mob][data-stage=choosing]").forEach(function (mob) {
+      var head = mob.querySelector("h3");
+      needs.push({ key: "mob-" + mob.dataset.mob, order: [4, parseFloat(mob.dataset.mob)],
+        target: null, mob: mob.dataset.mob, act: "scroll",
+        text: (head ? head.textContent.trim() : "A mob scene") + ": close the choosing when all are in" });
+    });
+    needs.sort(function (a, b) {
+      return a.order[0] - b.order[0] || a.order[1] - b.order[1];
+    });
+    return needs;
+  }
+  function drawNeeds() {
+    if (!needsList) return;
+    var needs = gatherNeeds();
+    var shown = needs.map(function (n) { return n.key + "|" + n.text; }).join("\n");
+    if (shown === needsShown) return;
+    needsShown = shown;
+    needsList.textContent = "";
+    needs.forEach(function (need) {
+      var li = document.createElement("li");
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "secondary need need-" + need.key.split("-")[0];
+      button.textContent = need.text;
+      button.dataset.needAct = need.act;
+      if (need.target) button.dataset.needTarget = need.target;
+      if (need.mob) button.dataset.needMob = need.mob;
+      li.appendChild(button);
+      needsList.appendChild(li);
+    });
+    $("needs-none").hidden = needs.length > 0;
+    $("needs-count").textContent = needs.length ? "(" + needs.length + ")" : "";
+  }
+  document.addEventListener("click", function (evt) {
+    var need = evt.target.closest("[data-need-act]");
+    if (!need) return;
+    var target = need.dataset.needTarget && $(need.dataset.needTarget);
+    if (need.dataset.needAct === "rule" && target) {
+      var rule = target.querySelector("[data-rule]");
+      if (rule) return rule.click();
+    }
+    if (need.dataset.needAct === "panel" && target) {
+      var who = target.querySelector("a.who");
+      if (who) return who.click();
+    }
+    var scrollTo = target || document.querySelector("#mob-dashboard article[data-mob='" + need.dataset.needMob + "']");
+    if (scrollTo) {
+      scrollTo.scrollIntoView({ block: "center" });
+      scrollTo.classList.add("flash");
+      setTimeout(function () { scrollTo.classList.remove("flash"); }, 1500);
+    }
+  });
+  if (needsList) {
+    setInterval(drawNeeds, 1000);
+    document.addEventListener("htmx:afterSettle", drawNeeds);
+    document.addEventListener("htmx:oobAfterSwap", drawNeeds);
+    drawNeeds();
+  }
 })();

@@ -53,6 +53,11 @@ def test_a_crowded_dashboard_stays_usable_on_a_tablet(live, tablet):
     # Open ones first: the first row waits; its clock runs.
     first = page.locator("#open-challenges article").first
     expect(first).to_contain_text("Waiting on")
+    # "Needs a narrator": the challenges waiting longest, the odd one (two hours) first.
+    needs = page.get_by_role("region", name="Needs a narrator")
+    expect(needs.get_by_role("button").first).to_contain_text("Waiting on Helen")
+    expect(needs.get_by_role("button").first).to_contain_text("120:")
+    expect(needs.get_by_text("Nothing is waiting.")).to_be_hidden()
     assert_usable(narrator)
     page.screenshot(path=f"{SHOTS}/dashboard-crowd.png")
 

@@ -33,10 +33,16 @@ def test_a_call_for_a_narrator_answered_by_a_ruling(live, screens):  # noqa: F81
     expect(first).to_have_attribute("id", f"challenge-{pk}", timeout=AT_ONCE)
     expect(first).to_contain_text("Narrator called by Grady: “She threw late”")
     expect(narrator.page.locator("body")).to_have_attribute("data-calls", "1")
+    # "Needs a narrator" lists the call first, never beside "Nothing is waiting."
+    needs = narrator.page.get_by_role("region", name="Needs a narrator")
+    call = needs.get_by_role("button").first
+    expect(call).to_contain_text("Narrator called by Grady", timeout=AT_ONCE)
+    expect(call).to_contain_text(f"Challenge {pk}: Helen and Grady")
+    expect(needs.get_by_text("Nothing is waiting.")).to_be_hidden()
     narrator.page.screenshot(path=f"{SHOTS}/tablet-called.png")
 
-    # The narrator rules: settled for Helen, with a reason.
-    narrator.tap(first.get_by_role("button", name=f"Rule on challenge {pk}"))
+    # The narrator rules from the list (one tap): settled for Helen, with a reason.
+    narrator.tap(call)
     dialog = narrator.page.get_by_role("dialog")
     expect(dialog).to_contain_text(f"Rule on #{pk} Helen vs Grady")
     settle = dialog.get_by_role("group", name="Settle it")
@@ -55,6 +61,7 @@ def test_a_call_for_a_narrator_answered_by_a_ruling(live, screens):  # noqa: F81
     row = narrator.page.locator(f"#challenge-{pk}")
     expect(row).to_contain_text(line, timeout=AT_ONCE)
     expect(narrator.page.locator("#called-challenges article")).to_have_count(0)
+    expect(needs.get_by_text("Nothing is waiting.")).to_be_visible()
     grady.page.screenshot(path=f"{SHOTS}/phone-ruling.png", full_page=True)
     assert_usable(grady)
 
