@@ -206,32 +206,63 @@ class BnsCardView(CallsNarrator):
 
     @property
     def outcome_text(self) -> str:
-        """The result in the seed's words, for everyone: "Exceptional success:
-        Tooth takes 2 damage; Unconscious (10 minutes).", "Failure.", "Void: why."."""
+        """The result in the seed's words, as this viewer reads it. A narrator
+        reads the attacker's result: "Exceptional success: Tooth takes 2
+        damage; Tooth is Unconscious (10 minutes).", "Failure: Tooth is not
+        hurt.", "Void: why.". The attacker reads the same with herself as
+        "you" ("Success: you escape the grapple."); the defender reads what
+        happened to her: "You lose to Jack: you are Prone.", "You win: you are
+        not hurt.". seeds/002 "Winning a Challenge", "Exceptional Success"."""
         result = self.state.result
         if result is None:
             return ""
         if result is bns.Result.VOID:
             return f"Void: {self.state.reason}." if self.state.reason else "Void."
+        if self.side is Side.DEFENDER:
+            return self._defender_outcome(result)
+        attacker = "you" if self.side is Side.CHALLENGER else self.challenger_name
         head = result.label
         if result is bns.Result.FAILURE and self.state.escape:
-            return f"{head}: {self.challenger_name} is still grappled by {self.defender_name}."
+            still = "you are" if self.side is Side.CHALLENGER else f"{attacker} is"
+            return f"{head}: {still} still grappled by {self.defender_name}."
         if result is bns.Result.FAILURE:
-            immune = ""
-            if self.state.immune_until is not None:
-                minutes = round(self.state.options.immunity_seconds / 60)
-                immune = (
-                    f"; {self.defender_name} is immune to {self.challenger_name}'s"
-                    f" {self.state.power} for {minutes} minutes"
-                )
-            return f"{head}: {self.defender_name} is not hurt{immune}."
+            return f"{head}: {self.defender_name} is not hurt{self._immune(self.defender_name)}."
         what = []
         if self.state.damage:
             what.append(f"{self.defender_name} takes {self.state.damage} damage")
         if self.effects_text:
             what.append(f"{self.defender_name} is {self.effects_text}")
         if self.state.escape:
-            what.append(f"{self.challenger_name} escapes the grapple")
+            escapes = "escape" if self.side is Side.CHALLENGER else "escapes"
+            what.append(f"{attacker} {escapes} the grapple")
+        return f"{head}: {'; '.join(what)}." if what else f"{head}."
+
+    def _immune(self, defender: str) -> str:
+        """ "; Rosa is immune to Vesper's Dominate for 10 minutes" after a
+        failed power (``defender``: her name, or "you are"'s "you"), "" else."""
+        if self.state.immune_until is None:
+            return ""
+        minutes = round(self.state.options.immunity_seconds / 60)
+        whose = "your" if self.side is Side.CHALLENGER else f"{self.challenger_name}'s"
+        verb = "are" if defender == "you" else "is"
+        return f"; {defender} {verb} immune to {whose} {self.state.power} for {minutes} minutes"
+
+    def _defender_outcome(self, result: bns.Result) -> str:
+        """:attr:`outcome_text` for the defender's phone, in the second person."""
+        attacker = self.challenger_name
+        if result is bns.Result.FAILURE and self.state.escape:
+            return f"You win: {attacker} is still in your grapple."
+        if result is bns.Result.FAILURE:
+            return f"You win: you are not hurt{self._immune('you')}."
+        exceptional = "'s exceptional success" if result is bns.Result.EXCEPTIONAL else ""
+        head = f"You lose to {attacker}{exceptional}"
+        what = []
+        if self.state.damage:
+            what.append(f"you take {self.state.damage} damage")
+        if self.effects_text:
+            what.append(f"you are {self.effects_text}")
+        if self.state.escape:
+            what.append(f"{attacker} escapes your grapple")
         return f"{head}: {'; '.join(what)}." if what else f"{head}."
 
     @property

@@ -88,8 +88,9 @@ def test_an_opposed_test_with_a_willpower_retest(live, screens):
     grady.tap(grady_card.get_by_role("button", name="Paper"))
 
     result = "Success: Grady takes 1 damage."
-    for where in (helen_card, grady_card, row):
+    for where in (helen_card, row):
         expect(where).to_contain_text(result, timeout=AT_ONCE)
+    expect(grady_card).to_contain_text("You lose to Helen: you take 1 damage.", timeout=AT_ONCE)
     expect(row).to_contain_text("Willpower spent: Helen 1")
     expect(row).to_contain_text("Test 2 (Willpower retest, Helen): Scissors vs Paper, Helen wins")
     expect(grady.page.locator("#sheet .wound-healthy")).to_have_attribute(

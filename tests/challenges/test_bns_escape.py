@@ -48,8 +48,8 @@ def escape(t, *, won: bool, attack: str = "brawl") -> Challenge:
 @pytest.mark.parametrize(
     ("won", "grappled_by", "words"),
     [
-        (True, (), "Success: Jack escapes the grapple."),
-        (False, ("rosa",), "Failure: Jack is still grappled by Rosa."),
+        (True, (), "You lose to Jack: Jack escapes your grapple."),
+        (False, ("rosa",), "You win: Jack is still in your grapple."),
     ],
     ids=["won", "lost"],
 )

@@ -139,7 +139,7 @@ async def test_an_opposed_test_with_a_willpower_retest_end_to_end(bns_game):
     await _throw(rosa, challenge, "paper")
     frames = await _throw(tooth, challenge, "scissors")
     await expect(rosa, "Failure: Tooth is not hurt.")
-    await expect(tooth, "Failure: Tooth is not hurt.", frames=frames)
+    await expect(tooth, "You win: you are not hurt.", frames=frames)
     done = await _reload(challenge)
     assert (done.stage, done.outcome) == ("resolved", "defender_wins")
     assert await _tests(challenge) == [
@@ -183,7 +183,7 @@ async def test_an_exceptional_success_deals_an_extra_damage_into_the_wound_track
     # His phone's sheet shows the boxes filled (Healthy track first).
     await expect(
         tooth,
-        "Exceptional success: Tooth takes 2 damage.",
+        "You lose to Rosa&#x27;s exceptional success: you take 2 damage.",
         "Healthy: 2 of 3 boxes filled",
         frames=frames,
     )

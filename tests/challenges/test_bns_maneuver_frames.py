@@ -84,7 +84,7 @@ async def test_a_knock_down_and_a_pierced_heart_show_on_the_phones_and_the_dashb
         t, rosa, jack, attack="melee", maneuvers=["pierce_the_heart:focus"]
     )
     await expect(rosa, "Jack is Killed", frames=seen_rosa)
-    await expect(jack, "Dead tonight (Pierce the Heart).", "Jack is Killed", frames=seen_jack)
+    await expect(jack, "Dead tonight (Pierce the Heart).", "you are Killed", frames=seen_jack)
     await expect(dash, lambda f: "roster-" in f and '"tag fate fate-dead">Dead<' in f)
     state = await _combat()
     assert t["jack"].pk not in [f.fighter_id for f in state.fighters]
@@ -156,7 +156,7 @@ async def test_a_grappled_phone_escapes_and_at_once_challenges_in_the_same_round
     reply, _ = await act(rosa, action="bns.accept", challenge=str(challenge.pk))
     assert reply.get("status") == "ok" or "no lost test" in reply.get("message", ""), reply
     freed = ("You may challenge: <bdi>Rosa: Physical", "combat-phone")
-    seen = await expect(jack, "Jack escapes the grapple", freed)
+    seen = await expect(jack, "Success: you escape the grapple.", freed)
     (drawn,) = [f for f in seen if all(w in f for w in freed)]
     assert "Escape from" not in drawn and "grappled by" not in drawn
     state = await _combat()

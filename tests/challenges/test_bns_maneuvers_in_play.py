@@ -322,7 +322,7 @@ def test_a_failed_power_outside_a_combat_makes_her_immune_to_that_attacker_and_p
     failed = attack(t, "vesper", "rosa", attack="mental", power="Dominate")
     failed = play_out(t, failed, "vesper", "rosa", won=False)
     assert bns_card(failed, Side.CHALLENGER).outcome_text == (
-        "Failure: Rosa is not hurt; Rosa is immune to Vesper's Dominate for 10 minutes."
+        "Failure: Rosa is not hurt; Rosa is immune to your Dominate for 10 minutes."
     )
     (row,) = Immunity.objects.all()
     assert (row.character, row.attacker, row.power) == (t["rosa"], t["vesper"], "Dominate")
