@@ -141,6 +141,18 @@ class AttributeSheet:
         return (reached[-1] if reached else self.tracks[0]).label
 
     @property
+    def wounds_text(self) -> str:
+        """Where her damage stands, by track: "Healthy track: 2 of 3 boxes
+        marked", "Injured track: 1 of 3 boxes marked", "Healthy track: no box
+        marked"; "" for a Stock NPC (no wound track). seeds/002 "Health"."""
+        reached = [t for t in self.tracks if t.filled]
+        if not self.tracks:
+            return ""
+        track = reached[-1] if reached else self.tracks[0]
+        marked = f"{track.filled} of {track.boxes} boxes" if track.filled else "no box"
+        return f"{track.label} track: {marked} marked"
+
+    @property
     def form_label(self) -> str:
         """ "Crinos", or "" when she has no form."""
         return _FORM_LABELS.get(self.form, "")

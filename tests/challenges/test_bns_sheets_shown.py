@@ -77,7 +77,7 @@ def test_the_phone_shows_a_bns_sheet_in_its_own_words(bns):
     assert "Physical focus: Strength" in sheet and "Initiative 7" in sheet
     tracks = [_text(li) for li in page.select("#sheet .wound-track")]
     assert tracks == ["Healthy ■■■", "Injured ■□□", "Incapacitated □□□"]
-    assert _text(page.find(id="health")) == "Wounds: Injured (4 damage)"
+    assert _text(page.find(id="health")) == "Injured track: 1 of 3 boxes marked"
 
 
 def test_the_phone_of_a_bns_character_offers_no_traits_and_no_trait_bids(bns):
@@ -137,7 +137,7 @@ def test_the_character_panel_shows_the_bns_sheet_and_no_met_tests(bns):
     url = reverse("narrate_character", args=[bns["session"].pk, bns["rosa"].pk])
     panel = BeautifulSoup(client.get(url, headers={"HX-Request": "true"}).content, "html.parser")
     text = _text(panel)
-    assert "Wounds: Injured (4 damage)" in text
+    assert "Injured track: 1 of 3 boxes marked" in text
     assert "Physical 7" in text and "Brawl 3" in text and "Willpower 4/6" in text
     assert "Traits tonight" not in text
     assert panel.find("input", attrs={"value": "static.open"}) is None
@@ -265,3 +265,26 @@ def test_a_met_arrival_can_still_be_chosen_for_a_static_challenge(game):
         "challenges/_character_choices_oob.html", views.dashboard_context(game["session"])
     )
     assert "innerHTML:#static-character" in choices and "innerHTML:#mob-characters" in choices
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (0, "Healthy track: no box marked"),
+        (2, "Healthy track: 2 of 3 boxes marked"),
+        (3, "Healthy track: 3 of 3 boxes marked"),
+        (7, "Incapacitated track: 1 of 3 boxes marked"),
+    ],
+)
+def test_the_phone_names_the_wound_track_reached_and_its_boxes_marked(bns, damage, words):
+    Presence.objects.filter(character=bns["rosa"]).update(damage=damage)
+    health = _text(_phone(bns["rosa"], bns["rosa_player"]).find(id="health"))
+    assert health == words
+    assert "damage" not in health
+
+
+def test_a_stock_npc_reads_its_damage_without_a_track(bns):
+    sheet = character_sheets([bns["thug"]], bns["session"])[bns["thug"].pk].attributes
+    html = render_to_string("challenges/_wounds.html", {"a": sheet})
+    words = _text(BeautifulSoup(html, "html.parser"))
+    assert words == "Stock NPC: no wound track · 1 damage tonight"
