@@ -31,6 +31,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from challenges import words
 from challenges.models import DiceRoll, Event
 from challenges.realtime import (
     CHARACTER_UPDATED,
@@ -339,7 +340,7 @@ def roll_open(*, session: GameSession, dice: int, label: str, user, msg_id: str)
     seeds/003 "Rolling Dice"."""
     if not 0 <= dice <= MAX_OPEN_DICE:
         raise ActionRefused(f"Roll 0 to {MAX_OPEN_DICE} dice.")
-    label = (label or "").strip()[:200] or f"{dice} dice"
+    label = (label or "").strip()[:200] or words.dice(dice)
     with transaction.atomic():
         _claim(user, msg_id, "roll.open")
         session = _story_session(session.pk)

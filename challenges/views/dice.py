@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from challenges import words
 from challenges.rules.storytelling.dice import DicePool, Roll, RollOutcome
 
 
@@ -76,7 +77,9 @@ class RollView:
                 f"{reason} {abs(dice)}" if i == 0 and dice >= 0 else f" {sign} {reason} {abs(dice)}"
             )
         total = sum(d for _, d in self.parts)
-        return f"{text.strip()} = {total} dice" if total > 0 else f"{text.strip()} = chance die"
+        return (
+            f"{text.strip()} = {words.dice(total)}" if total > 0 else f"{text.strip()} = chance die"
+        )
 
 
 def roll_view(

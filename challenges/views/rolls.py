@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from django.db.models import Q
 
+from challenges import words
 from challenges.heartbeat import listed_rolls
 from challenges.models import DiceRoll
 from challenges.rules import RulesError, storytelling
@@ -92,7 +93,7 @@ def _dice_words(spec: dict, sheet: StorySheetView | None) -> str:
         pool = spec_pool(spec, sheet)
     except (RulesError, KeyError):
         return f"Roll {label}"
-    size = "a chance die" if pool.chance else f"{pool.dice} dice"
+    size = "a chance die" if pool.chance else words.dice(pool.dice)
     return f"Roll {label} ({size})"
 
 

@@ -78,7 +78,7 @@ def test_the_phone_shows_attributes_and_skills_in_dots_with_specialties(demo):
         "Print my sheet",
     ):
         assert words in sheet
-    boxes = page.select("#sheet .health-track .box")
+    boxes = page.select("#health .health-track .box")  # drawn once, above the sheet
     assert len(boxes) == 7 and [b.small.text for b in boxes[-3:]] == ["-1", "-2", "-3"]
     assert _text(page.find(id="health")).startswith("Health 7/7")
 
@@ -99,7 +99,7 @@ def test_the_phone_shows_tonights_willpower_and_track(demo):
     )
     page = _page(demo["player"], "play", demo["iris"].pk)
     assert "Willpower 4/5" in _text(page.find(id="sheet"))
-    marks = [b.contents[0] if b.contents else "" for b in page.select("#sheet .box")]
+    marks = [b.contents[0] if b.contents else "" for b in page.select("#health .box")]
     assert marks[:4] == ["*", "X", "/", ""]
     assert _text(page.find(id="health")).startswith("Health 4/7")
 
@@ -108,7 +108,9 @@ def test_the_dashboard_lists_the_mages_with_health_track_and_willpower_and_no_me
     Presence.objects.filter(character=demo["iris"]).update(track_lethal=2, willpower_spent=2)
     page = _page(demo["narrator"], "narrate", demo["session"].pk)
     row = _text(page.find(id=f"roster-{demo['iris'].pk}"))
-    assert "Iris Vale" in row and "Health 5/7 XX·····" in row and "WP 3/5" in row
+    assert "Iris Vale" in row and "Health 5/7" in row and "WP 3/5" in row
+    boxes = page.select(f"#roster-{demo['iris'].pk} .health-track .box")
+    assert [b.get("class") for b in boxes] == [["box", "box-lethal"]] * 2 + [["box"]] * 5
     assert len(page.select("#roster > li")) == 4
     text = _text(page.find("main"))
     for words in DASHBOARD_FORMS:
