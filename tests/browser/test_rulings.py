@@ -76,3 +76,22 @@ def test_a_call_for_a_narrator_answered_by_a_ruling(live, screens):  # noqa: F81
     assert "kind=ruling" in narrator.page.url
     narrator.page.screenshot(path=f"{SHOTS}/tablet-history.png", full_page=True)
     assert_usable(narrator)
+
+
+def test_call_a_narrator_is_a_full_size_target_apart_from_the_throws(live, screens):  # noqa: F811
+    """On a 360 px phone the "Call a narrator" target is at least 44×44 CSS
+    px and sits at the card's foot, at least 24 px below the throws and
+    never beside them: a hurried throw does not call a narrator."""
+    helen, grady, _ = screens
+    pk = _challenge(helen, grady, "Quick")
+    grady.tap(grady.control("button", "Bid Resilient"))
+    card = grady.card(pk)
+    expect(card.get_by_role("button", name="Rock")).to_be_visible()
+    call = card.locator("details.call-narrator > summary").bounding_box()
+    assert call is not None and call["width"] >= 44 and call["height"] >= 44, call
+    throws = [
+        card.get_by_role("button", name=n).bounding_box() for n in ("Rock", "Paper", "Scissors")
+    ]
+    lowest = max(b["y"] + b["height"] for b in throws)
+    assert call["y"] - lowest >= 24, (call, throws)
+    grady.page.screenshot(path=f"{SHOTS}/phone-call-target.png", full_page=True)
