@@ -54,7 +54,7 @@ from challenges.rules.engine import (
     throw,
     void,
 )
-from challenges.rules.judge import Moves, legal_moves, modifiers, retest_offers
+from challenges.rules.judge import Moves, legal_moves, modifiers, retest_offers, retest_ratings
 from challenges.rules.mob import (
     AttackerBid,
     MobOutcome,
@@ -150,6 +150,7 @@ __all__ = [
     "relent",
     "respond",
     "retest_offers",
+    "retest_ratings",
     "settle",
     "spend_blood",
     "throw",

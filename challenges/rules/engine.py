@@ -1004,6 +1004,7 @@ def call_retest(
         found = who.ability(text) if kind is RetestKind.ABILITY else who.discipline(text)
         if found is None:
             raise RulesError(f"You have no {word} '{text}'." if text else f"Name your {word}.")
+        _require_fit(state, side, kind, found.name)
         pending = PendingRetest(kind, side, name=found.name, rating=found.rating)
         data.update(name=found.name, rating=found.rating)
     elif kind is RetestKind.WILLPOWER:
@@ -1074,12 +1075,21 @@ def answer_retest(
             found = who.ability(text) if who is not None else None
             if found is None:
                 raise RulesError(f"You have no Ability '{text}'.")
+            _require_fit(state, side, RetestKind.ABILITY, found.name)
             rating = found.rating
     elif cancel:
         who = state.combatant(side)
         if who is None or who.discipline(pending.name) is None:
             raise RulesError(f"You have no {pending.name} to cancel it with.")
     return _answered(state, now, [], count=count, rating=rating, cancel=bool(cancel), choose=choose)
+
+
+def _require_fit(state: ChallengeState, side: Side, kind: RetestKind, name: str) -> None:
+    """RulesError unless ``name`` applies to the challenge's category
+    (:func:`judge.retest_ratings`)."""
+    if name not in {r.name for r in judge.retest_ratings(state, side, kind)}:
+        assert state.category is not None
+        raise RulesError(f"{name} does not apply to a {state.category.label} challenge.")
 
 
 def _answered(

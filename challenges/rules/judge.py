@@ -19,6 +19,7 @@ from challenges.rules.core import (
     HealthLevel,
     Kind,
     Pool,
+    Rating,
     RetestKind,
     Side,
     Stage,
@@ -33,6 +34,7 @@ from challenges.rules.options import (
     StaticLoser,
     Wounded,
 )
+from challenges.rules.retest_fit import ABILITY_CATEGORIES, DISCIPLINE_CATEGORIES, applies
 from challenges.rules.rulesets import bids_required, get_ruleset
 
 RETEST_ORDER = (RetestKind.DISCIPLINE, RetestKind.ABILITY, RetestKind.OVERBID, RetestKind.WILLPOWER)
@@ -45,6 +47,24 @@ LIMITED = frozenset(RETEST_ORDER)
 def options_of(state: ChallengeState) -> MetOptions:
     """The rule options of the challenge's ruleset (RulesError if unknown)."""
     return get_ruleset(state.ruleset).options
+
+
+def retest_ratings(state: ChallengeState, side: Side, kind: RetestKind) -> tuple[Rating, ...]:
+    """``side``'s Abilities (``kind`` ABILITY) or Disciplines (DISCIPLINE)
+    that apply to the challenge's category (``retest_fit``), in her sheet's
+    order; () for another kind, or without a combatant or category.
+    seeds/004 "Retrying The Test In An Ability-Based Challenge", "Challenge
+    Re-Tests" ("if appropriate")."""
+    who = state.combatant(Side(side))
+    if who is None or state.category is None:
+        return ()
+    if kind is RetestKind.ABILITY:
+        ratings, table = who.abilities, ABILITY_CATEGORIES
+    elif kind is RetestKind.DISCIPLINE:
+        ratings, table = who.disciplines, DISCIPLINE_CATEGORIES
+    else:
+        return ()
+    return tuple(r for r in ratings if applies(r.name, state.category, table))
 
 
 def surprised(state: ChallengeState, side: Side) -> bool:
@@ -188,8 +208,9 @@ def retest_offers(state: ChallengeState, side: Side) -> tuple[RetestKind, ...]:
 
     - OVERBID (opposed, static): ``met_classic`` needs a new Trait to risk
       (:func:`spare` ≥ 1); ``ukm`` risks none, once per challenge.
-    - ABILITY (``ukm``): she has an Ability; not for a surprised defender.
-    - DISCIPLINE (``ukm``): she has a Discipline.
+    - ABILITY (``ukm``): she has an Ability that applies to the challenge's
+      category (:func:`retest_ratings`); not for a surprised defender.
+    - DISCIPLINE (``ukm``): she has a Discipline that applies to it.
     - WILLPOWER (``ukm``): the defender of a Mental or Social opposed
       challenge with Willpower left.
     - OVERBID is offered only when it could be granted
@@ -213,13 +234,13 @@ def retest_offers(state: ChallengeState, side: Side) -> tuple[RetestKind, ...]:
     offers: list[RetestKind] = []
     if (
         opts.discipline_retest
-        and who.disciplines
+        and retest_ratings(state, side, RetestKind.DISCIPLINE)
         and _ordered_ok(opts, taken, RetestKind.DISCIPLINE)
     ):
         offers.append(RetestKind.DISCIPLINE)
     if (
         opts.ability_retest
-        and who.abilities
+        and retest_ratings(state, side, RetestKind.ABILITY)
         and not surprised(state, side)
         and _ordered_ok(opts, taken, RetestKind.ABILITY)
     ):

@@ -173,10 +173,12 @@ def _relents_now(who: Combatant, relents: Relents) -> bool:
 
 
 def _best_ability(state: ChallengeState, side: Side) -> str:
-    who = state.combatant(side)
-    if who is None or not who.abilities:
+    """Her highest-rated Ability that applies to the challenge's category
+    (the first on her sheet of equals), "" for none."""
+    fitting = judge.retest_ratings(state, side, RetestKind.ABILITY)
+    if not fitting:
         return ""
-    ranked = sorted(enumerate(who.abilities), key=lambda x: (-x[1].rating, x[0]))
+    ranked = sorted(enumerate(fitting), key=lambda x: (-x[1].rating, x[0]))
     return ranked[0][1].name
 
 

@@ -31,6 +31,7 @@ from challenges.rules import (
     TestRecord,
     legal_moves,
     modifiers,
+    retest_ratings,
 )
 from challenges.rules.judge import effective, most_declarable, options_of
 from challenges.rules.options import Overbid
@@ -402,24 +403,24 @@ class ChallengeView(CallsNarrator):
     @property
     def retest_buttons(self) -> list[dict]:
         """The retests she may call now, each ``{"kind", "label", "name"}``,
-        one per Ability or Discipline (labelled "Retest with Brawl 3"); the
-        overbid is left to its own form (it needs a Trait or a count)."""
-        me = self.state.combatant(self.side) if self.side else None
+        one per Ability or Discipline the engine allows in this challenge's
+        category (``rules.retest_ratings``; labelled "Retest with Brawl 3");
+        the overbid is left to its own form (it needs a Trait or a count)."""
         out: list[dict] = []
         for kind in self.moves.retests:
-            if kind is RetestKind.DISCIPLINE and me is not None:
+            if kind is RetestKind.DISCIPLINE and self.side:
                 out += [
                     {"kind": kind.value, "label": f"Retest with {d.name}", "name": d.name}
-                    for d in me.disciplines
+                    for d in retest_ratings(self.state, self.side, kind)
                 ]
-            elif kind is RetestKind.ABILITY and me is not None:
+            elif kind is RetestKind.ABILITY and self.side:
                 out += [
                     {
                         "kind": kind.value,
                         "label": f"Retest with {a.name} {a.rating}",
                         "name": a.name,
                     }
-                    for a in me.abilities
+                    for a in retest_ratings(self.state, self.side, kind)
                 ]
             elif kind is RetestKind.WILLPOWER:
                 out.append(
@@ -433,8 +434,13 @@ class ChallengeView(CallsNarrator):
 
     @property
     def my_abilities(self) -> list[tuple[str, int]]:
-        me = self.state.combatant(self.side) if self.side else None
-        return [(a.name, a.rating) for a in me.abilities] if me else []
+        """(name, rating) of each Ability she may answer an ability retest
+        with: those that apply to this challenge's category."""
+        if not self.side:
+            return []
+        return [
+            (a.name, a.rating) for a in retest_ratings(self.state, self.side, RetestKind.ABILITY)
+        ]
 
     @property
     def can_cancel_discipline(self) -> bool:
@@ -589,14 +595,37 @@ class ChallengeView(CallsNarrator):
     @property
     def retest_history(self) -> list[str]:
         """Each test held again, in words: "Test 2: Overbid (Helen)",
-        "Test 3: Narrator's retest"."""
+        "Test 3: Narrator's retest"; then each retest called but not held,
+        in the viewer's words (:meth:`_not_held`)."""
         out = []
         for number, record in enumerate(self.state.tests, start=1):
             if record.retest is None:
                 continue
             by = f" ({self._who(record.by)})" if record.by is not None else ""
             out.append(f"Test {number}: {record.retest.label}{by}")
+        held = {(r.by, r.retest) for r in self.state.tests if r.retest is not None}
+        pending = self.state.pending
+        for side, kind in self.state.called:
+            waiting = pending is not None and (pending.side, pending.kind) == (side, kind)
+            if (side, kind) not in held and not waiting:
+                out.append(self._not_held(side, kind))
         return out
+
+    def _not_held(self, side: Side, kind: RetestKind) -> str:
+        """A retest ``side`` called that was not held (seeds/004 "Challenge
+        Re-Tests"): "Your Discipline retest was cancelled by Grady.", "You
+        cancelled Helen's Discipline retest.", "Helen's ability retest was
+        not held: Grady's Ability is as high.", "Helen's overbid failed."."""
+        caller = "Your" if side == self.side else f"{self._who(side)}'s"
+        other = side.other
+        if kind is RetestKind.DISCIPLINE:
+            if other == self.side:
+                return f"You cancelled {self._who(side)}'s Discipline retest."
+            return f"{caller} Discipline retest was cancelled by {self._who(other)}."
+        if kind is RetestKind.ABILITY:
+            whose = "your" if other == self.side else f"{self._who(other)}'s"
+            return f"{caller} ability retest was not held: {whose} Ability is as high."
+        return f"{caller} {kind.label.lower()} failed."
 
     def compared(self, record: TestRecord) -> tuple[int, int] | None:
         """The counts compared after a tie with both declared, modifiers

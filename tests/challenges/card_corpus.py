@@ -124,7 +124,7 @@ def _states() -> Iterator[tuple[str, object]]:
     yield (
         "ukm/discipline-answer",
         rules.call_retest(
-            ukm_lost, side=C, kind=RetestKind.DISCIPLINE, name="Dominate", now=NOW
+            ukm_lost, side=C, kind=RetestKind.DISCIPLINE, name="Potence", now=NOW
         ).state,
     )
     yield "ukm/blood", rules.spend_blood(answered(opened("ukm")), side=C, amount=2, now=NOW).state

@@ -46,7 +46,7 @@ def helen(**changes) -> Combatant:
             TraitHolding("Clever", "mental", 3, trait_id=14),
         ),
         abilities=(Rating("Brawl", 3),),
-        disciplines=(Rating("Dominate", 2),),
+        disciplines=(Rating("Potence", 2),),
         pools={Pool.WILLPOWER: 2, Pool.BLOOD: 5},
     )
     return replace(base, **changes)
@@ -64,7 +64,7 @@ def grady(**changes) -> Combatant:
             TraitHolding("Gullible", "mental", 1, negative=True, trait_id=25),
         ),
         abilities=(Rating("Brawl", 1), Rating("Dodge", 2)),
-        disciplines=(Rating("Dominate", 1),),
+        disciplines=(Rating("Potence", 1),),
         weapons=(Weapon("Sword", 2, "Melee"),),
         pools={Pool.WILLPOWER: 1, Pool.RAGE: 1},
     )
@@ -290,9 +290,9 @@ def test_an_overbid_asks_the_other_side_for_her_count_and_shows_it_in_history():
 def test_ukm_loser_is_offered_discipline_ability_overbid_in_order():
     state = _helen_loses("ukm")
     html = card(state, C)
-    assert "Retest with Dominate" in html and "Retest with Brawl 3" in html
+    assert "Retest with Potence" in html and "Retest with Brawl 3" in html
     assert "Overbid: announce your Traits" in html and "Accept: you lose" in html
-    order = [html.index(s) for s in ("with Dominate", "with Brawl 3", "Overbid: announce")]
+    order = [html.index(s) for s in ("with Potence", "with Brawl 3", "Overbid: announce")]
     assert order == sorted(order)
 
 
@@ -309,10 +309,10 @@ def test_an_ability_retest_asks_the_other_for_her_ability():
 def test_a_discipline_retest_may_be_cancelled_by_the_same_discipline():
     state = _helen_loses("ukm")
     state = rules.call_retest(
-        state, side=C, kind=RetestKind.DISCIPLINE, name="Dominate", now=NOW
+        state, side=C, kind=RetestKind.DISCIPLINE, name="Potence", now=NOW
     ).state
     html = card(state, D)
-    assert "Cancel it with your Dominate" in html and 'data-bools="cancel"' in html
+    assert "Cancel it with your Potence" in html and 'data-bools="cancel"' in html
     assert "Let the retest stand" in html
 
 
@@ -321,7 +321,8 @@ def test_a_ukm_defender_may_spend_willpower_in_a_mental_challenge():
     state = thrown(state, PAPER, ROCK)
     assert state.retest_side is D
     html = card(state, D)
-    assert "Spend Willpower: retest (final)" in html and "Retest with Dodge 2" in html
+    assert "Spend Willpower: retest (final)" in html
+    assert "Retest with Dodge" not in html  # a Physical Ability: no retest of a Mental challenge
 
 
 # --- narrator --------------------------------------------------------------------------

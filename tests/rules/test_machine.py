@@ -77,7 +77,13 @@ from challenges.rules import (
     throw,
     void,
 )
-from challenges.rules.judge import RETEST_ORDER, options_of, spare, stamina_only
+from challenges.rules.judge import (
+    RETEST_ORDER,
+    options_of,
+    retest_ratings,
+    spare,
+    stamina_only,
+)
 
 NAMES = {
     Category.PHYSICAL: ["Brawny", "Quick", "Tough", "Wiry"],
@@ -86,8 +92,8 @@ NAMES = {
 }
 STAMINA = {"Tough", "Wiry"}
 NEGATIVES = ["Clumsy", "Vain", "Forgetful", "Lame"]
-ABILITIES = ["Brawl", "Dodge", "Melee", "Firearms", "Occult"]
-DISCIPLINES = ["Dominate", "Presence"]
+ABILITIES = ["Brawl", "Dodge", "Melee", "Firearms", "Occult", "Subterfuge"]
+DISCIPLINES = ["Dominate", "Presence", "Fortitude"]
 WEAPONS = [
     Weapon("Knife", 1, "Melee"),
     Weapon("Pistol", 2, "Firearms", ranged=True),
@@ -485,10 +491,10 @@ class Challenges(RuleBasedStateMachine):
             return lambda: call_retest(
                 state, side=side, kind=kind, count=count, now=now, choose=self.choose
             )
-        if kind is RetestKind.ABILITY:
-            name = data.draw(st.sampled_from([a.name for a in who.abilities]))
-        elif kind is RetestKind.DISCIPLINE:
-            name = data.draw(st.sampled_from([d.name for d in who.disciplines]))
+        if kind in (RetestKind.ABILITY, RetestKind.DISCIPLINE):
+            # Those that apply to the challenge's category (seeds/004 "appropriate").
+            fitting = retest_ratings(state, side, kind)
+            name = data.draw(st.sampled_from([r.name for r in fitting]))
         else:
             name = ""
         return lambda: call_retest(
@@ -506,7 +512,8 @@ class Challenges(RuleBasedStateMachine):
             count = data.draw(st.none() | st.integers(0, moves.answer_max))
             return lambda: answer_retest(state, side=side, count=count, now=now, choose=self.choose)
         if moves.answer is RetestKind.ABILITY:
-            name = data.draw(st.sampled_from(["", *(a.name for a in who.abilities)]))
+            fitting = retest_ratings(state, side, RetestKind.ABILITY)
+            name = data.draw(st.sampled_from(["", *(a.name for a in fitting)]))
             return lambda: answer_retest(state, side=side, name=name, now=now, choose=self.choose)
         cancel = who.discipline(pending.name) is not None and data.draw(st.booleans())
         return lambda: answer_retest(state, side=side, cancel=cancel, now=now, choose=self.choose)

@@ -61,20 +61,26 @@ def both(**expected: object) -> pytest.MarkDecorator:
 
 
 def a(health: HealthLevel = HealthLevel.HEALTHY, **more):  # type: ignore[no-untyped-def]
-    """The challenger: 6 Traits in every category, Brawl 3, Dominate."""
+    """The challenger: 6 Traits in every category, Brawl 3, Dominate, Potence."""
     held = (
         traits(PHYSICAL, "Brawny*3", "Quick*3")
         + traits(SOCIAL, "Regal*3", "Witty*3")
         + traits(MENTAL, "Cunning*3", "Clever*3")
     )
     return character(
-        1, "A", held, health=health, abilities={"Brawl": 3}, disciplines={"Dominate": 1}, **more
+        1,
+        "A",
+        held,
+        health=health,
+        abilities={"Brawl": 3},
+        disciplines={"Dominate": 1, "Potence": 1},
+        **more,
     )
 
 
 def b(health: HealthLevel = HealthLevel.HEALTHY, **more):  # type: ignore[no-untyped-def]
     """The defender: 6 Traits in every category (Tough Stamina-based),
-    Negative Physical Clumsy, Dodge 1, Willpower 2, Rage 1."""
+    Negative Physical Clumsy, Dodge 1, Awareness 1, Willpower 2, Rage 1."""
     held = (
         (TraitHolding("Tough", PHYSICAL, 3, stamina=True),)
         + traits(PHYSICAL, "Nimble*3", negatives=["Clumsy"])
@@ -82,7 +88,8 @@ def b(health: HealthLevel = HealthLevel.HEALTHY, **more):  # type: ignore[no-unt
         + traits(MENTAL, "Wise*3", "Shrewd*3")
     )
     pools = more.pop("pools", {Pool.WILLPOWER: 2, Pool.RAGE: 1})
-    return character(2, "B", held, health=health, abilities={"Dodge": 1}, pools=pools, **more)
+    abilities = {"Dodge": 1, "Awareness": 1}
+    return character(2, "B", held, health=health, abilities=abilities, pools=pools, **more)
 
 
 def fight(ruleset: str, **options):  # type: ignore[no-untyped-def]
@@ -234,8 +241,8 @@ def test_row_other_retests(ruleset: str, expected: dict) -> None:
     """RULES.md "other retests": none in ``met_classic``; ``ukm`` one ability
     retest, one Discipline retest, one Willpower retest for a defender in
     Mental/Social challenges, always last and final, in that order
-    (seeds/004 "Challenge Re-Tests"). A (Brawl 3, Dominate) loses a Physical
-    test; B (Dodge 1, Willpower 2) loses a Mental one."""
+    (seeds/004 "Challenge Re-Tests"). A (Brawl 3, Dominate, Potence) loses a
+    Physical test; B (Dodge 1, Awareness 1, Willpower 2) loses a Mental one."""
     lost = played(fight(ruleset), LOSE).state
     offers = legal_moves(lost, CH).retests if lost.stage is Stage.RETEST else ()
     assert tuple(k for k in offers if k is not RetestKind.OVERBID) == expected["loser"]
