@@ -1,7 +1,7 @@
 """``python -m tests.browser.crowd``: fill the live server's database (the
 SQLite file named by ``DATABASE_URL``) with a crowded evening for the
-dashboard's browser test: ``tests.factories.crowded_session`` (100 guests, 300
-challenges) in its open session, plus a guest whose name starts with
+dashboard's browser test: ``tests.factories.crowded_session`` (147 guests, 600
+challenges, 100 of them open) in its open session, plus a guest whose name starts with
 right-to-left text and runs on as one 200-character word, challenging
 Helen with stakes that start with a right-to-left override and run on as one
 200-character word, waiting for two hours (the first open row). Prints the odd
@@ -16,6 +16,8 @@ from datetime import timedelta
 # Right-to-left text, then one 190-character word (bidi controls never reach a
 # sheet: characters.names removes them on save).
 ODD_NAME = "אסתר " + "w" * 190  # within the 200 characters a name may have
+# A real event's crowd: 150 present with Helen, Grady and the odd one; 100 open.
+CHARACTERS, CHALLENGES = 147, 600
 
 
 def main() -> None:
@@ -30,7 +32,7 @@ def main() -> None:
     from tests.factories import crowded_session, make_character, make_user
 
     session = GameSession.objects.select_related("chronicle").get(ended_at__isnull=True)
-    crowded_session(session, characters=100, challenges=300)
+    crowded_session(session, characters=CHARACTERS, challenges=CHALLENGES, open_every=6)
     odd = make_character(
         session.chronicle, ODD_NAME, make_user("odd"), traits=[("חזק", "physical", 2)]
     )
