@@ -1,8 +1,8 @@
 from django.urls import path
 
 from challenges import views
+from challenges.views import find, statics
 from challenges.views import history as history_views
-from challenges.views import statics
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -15,7 +15,7 @@ urlpatterns = [
         views.narrate_character,
         name="narrate_character",
     ),
-    # issue 11, statics
+    path("narrate/<int:session_id>/find/", find.narrate_find, name="narrate_find"),
     path("s/<str:token>/", statics.static_scan, name="static_scan"),
     path(
         "narrate/chronicle/<int:chronicle_id>/statics/",

@@ -310,6 +310,17 @@
     if (button) button.closest(".clock-alert").remove();
   });
 
+  // --- Find a challenge --------------------------------------------------------
+  // A counted choice (state, category, age) sets its hidden field (a second
+  // tap on the chosen one clears it) and searches again (views.find).
+  document.addEventListener("click", function (evt) {
+    var chip = evt.target.closest("[data-find-set]");
+    var form = $("find-form");
+    if (!chip || !form) return;
+    form.elements[chip.dataset.findSet].value = chip.value;
+    htmx.trigger(form, "submit");
+  });
+
   // --- Needs a narrator ------------------------------------------------------
   // What waits on a narrator, gathered from what the page shows live (its
   // rows, roster and mob scenes: the server keeps them current), every second

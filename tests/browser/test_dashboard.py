@@ -103,6 +103,21 @@ def test_a_crowded_dashboard_stays_usable_on_a_tablet(live, tablet):
     expect(dialog).to_be_hidden()
     narrator.tap(panel.get_by_role("link", name="Close"))
 
+    # "Find a challenge": by her name, then open ones only, counted; Rule… at hand.
+    finder = page.get_by_role("region", name="Find a challenge")
+    finder.get_by_role("searchbox").fill(name)
+    found = finder.locator("li[data-found]")
+    expect(found.first).to_contain_text(name)
+    narrator.tap(finder.get_by_role("button", name=re.compile(r"^Open \d+$")))
+    expect(finder.get_by_role("button", name=re.compile(r"^Open \d+$"))).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    expect(finder.locator(f"li[data-found='{pk}']")).to_be_visible()
+    narrator.tap(finder.get_by_role("button", name=f"Rule on challenge {pk}"))
+    expect(dialog).to_contain_text(f"Rule on #{pk}")
+    narrator.tap(dialog.get_by_role("button", name="Close").first)
+    expect(dialog).to_be_hidden()
+
     # The search box finds a character; a tap opens her sheet tonight.
     search = page.get_by_role("searchbox", name="Find a character by name")
     search.fill("guest 042")
