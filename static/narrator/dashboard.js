@@ -114,10 +114,22 @@
     d.form = d.dialog.querySelector("form[ws-send]");
     d.sent = null; // the id app.js gave the action we sent
   });
-  // "Challenge 12: Helen and Grady": the row's own label.
+  // "#12 Helen vs Grady": the row's number and its two sides, from its head
+  // (the first name, then the one after " vs "; a bid's names sit between).
   function rowName(button) {
     var row = button.closest("article");
-    return row ? row.getAttribute("aria-label") || "" : "";
+    var head = row && row.querySelector(".row-head");
+    if (!head) return row ? row.getAttribute("aria-label") || "" : "";
+    var num = head.querySelector(".num") || row.querySelector(".num");
+    var names = [];
+    var afterVs = false;
+    head.childNodes.forEach(function (node) {
+      if (node.nodeType === 3 && node.textContent.indexOf(" vs ") >= 0) afterVs = true;
+      if (node.nodeType === 1 && node.tagName === "BDI" && (names.length === 0 || (afterVs && names.length === 1))) {
+        names.push(node.textContent);
+      }
+    });
+    return (num ? num.textContent + " " : "") + names.join(" vs ");
   }
   document.addEventListener("click", function (evt) {
     for (var i = 0; i < dialogs.length; i++) {

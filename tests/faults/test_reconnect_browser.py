@@ -769,7 +769,10 @@ def test_a_character_given_to_another_player_sends_the_old_phone_home(browser, s
     admin.goto(links["admin"])
     admin.goto(base + "/admin/characters/character/?q=Godfrey")
     admin.locator("#result_list tbody a").first.click()
-    admin.select_option("select[name=player]", label="lucius")
+    # The player field is a searchable autocomplete (select2): type, then pick.
+    admin.locator(".field-player .select2-selection").click()
+    admin.locator(".select2-search__field").fill("lucius")
+    admin.locator(".select2-results__option", has_text="lucius").click()
     given = page.evaluate("Date.now()")
     admin.click("input[name=_save]")
     page.wait_for_url(lambda url: url != played and "/play/" not in url)
