@@ -24,6 +24,11 @@ def _goto(session_id: int) -> dict[str, str]:
     return {"type": "goto", "url": views.dashboard_url(session_id)}
 
 
+#: The largest update frame a dashboard's feed sends, in bytes, its stamp's
+#: header (``<!--v:…-->``) included: a tick's rows go in as many frames as
+#: they need (``NarrateConsumer._send_parts``).
+UPDATE_FRAME_BYTES = 8 * 1024 - 64
+
 #: What a dashboard shows out of date that its feed can send (``_stale_rows``):
 #: ``({challenge id: version}, {character id: roster entry}, mob part or None)``.
 Stale = tuple[dict[int, int], dict[int, tuple], tuple | None]
@@ -344,18 +349,36 @@ class NarrateConsumer(RollActions, BaseConsumer):
         async with self.frames:
             if self.view_read > changes.seq:
                 return  # the view shown was read later: it shows all of this
-            html = self._place(changes)
+            parts = self._place(changes)
             # Issue 14: the rolls' cards rendered once for every dashboard,
             # unless the list shown was read later; else the whole list.
             if changes.rolls is not None and self.dice_pools and changes.seq > self.rolls_read:
                 rolls = self._place_rolls(changes.rolls)
-                html += rolls if rolls is not None else await self._render_rolls()
+                parts.append(rolls if rolls is not None else await self._render_rolls())
             if changes.mobs is not None:
                 mobs, part = changes.mobs
                 self.stamp_parts = {**self.stamp_parts, "mob": part}
-                html += mobs
-            if html:
-                await self.send_stamped(html)
+                parts.append(mobs)
+            await self._send_parts([p for p in parts if p])
+
+    async def _send_parts(self, parts: list[str]) -> None:
+        """Send a flush's parts (rows, roster rows, rolls, mob scenes) in
+        frames of at most ``UPDATE_FRAME_BYTES`` (a part larger than that
+        goes alone), only the last one stamped: a busy tick (a burst of
+        moves, a worker behind) gathered a dozen rows into one 25 KB frame.
+        The frames before the last change the screen on their way to the
+        stamp the last one names, which is sent right behind them."""
+        frames: list[str] = []
+        size = 0
+        for part in parts:
+            length = len(part.encode("utf-8", "surrogatepass"))
+            if frames and size + length > UPDATE_FRAME_BYTES:
+                await self.send(text_data="".join(frames))
+                frames, size = [], 0
+            frames.append(part)
+            size += length
+        if frames:
+            await self.send_stamped("".join(frames))
 
     def _place_rolls(self, rolls: feeds.RollChanges) -> str | None:
         """The frame that brings its roll list to ``rolls.listed``
@@ -383,8 +406,8 @@ class NarrateConsumer(RollActions, BaseConsumer):
         self.rolls_listed = [pk for pk, _ in listed]
         self.rolls_known = heartbeat.Tally(1, {pk: (version,) for pk, version in listed})
 
-    def _place(self, changes: feeds.Changes) -> str:
-        """The frame of ``changes`` for this dashboard, its tallies updated:
+    def _place(self, changes: feeds.Changes) -> list[str]:
+        """The frame parts of ``changes`` for this dashboard, its tallies updated:
         each challenge row put where it belongs (``views.Placement``: a
         move resets its "waiting since", a result goes to the top of the
         results, the last result beyond ``views.DASHBOARD_LIMIT`` goes),
@@ -409,7 +432,7 @@ class NarrateConsumer(RollActions, BaseConsumer):
             self.known_roster[character_id] = entry
             parts.append(html[insert])
             self.fed.add("roster")
-        return "".join(parts)
+        return parts
 
     @database_sync_to_async
     def _render_controls(self) -> str:

@@ -134,3 +134,62 @@ async def test_a_crowds_dashboard_gets_a_first_view_under_64_kib_and_small_updat
     assert {"ack"} == {json.loads(f)["type"] for f in frames if f.startswith("{")}
     await dashboard.disconnect()
     print(f"\n[dashboard] crowd of 150: first view {len(first.encode())} bytes, updates {sizes}")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_busy_tick_goes_out_in_frames_of_8_kib_only_the_last_stamped(game, settings):
+    """Every open challenge listed voided in one tick (a burst of moves, or a
+    worker behind): the rows go out in several frames of at most 8 KiB, only
+    the last carrying the stamp, and the screen ends as a fresh view shows it."""
+    from channels.db import database_sync_to_async
+
+    from challenges import services
+    from challenges.models import Challenge
+    from tests.faults.phones import Phone, split_stamp
+    from tests.screen import rendered
+
+    settings.DASHBOARD_TICK_SECONDS = 0.5
+    session = game["session"]
+    await database_sync_to_async(crowded_session)(
+        session, characters=60, challenges=200, open_every=2
+    )
+    dashboard = Phone(f"/ws/narrate/{session.pk}/", game["narrator"])
+    await dashboard.connect()
+    listed = [
+        int(a["id"].split("-")[1]) for a in dashboard.screen.doc.select("#open-challenges article")
+    ]
+    assert len(listed) == views.DASHBOARD_LIMIT.open
+
+    def void_them():
+        for pk in listed:
+            services.challenge_void(
+                challenge_id=pk, reason="a long reason " * 8, user=game["narrator"], msg_id=f"v{pk}"
+            )
+
+    frames: list[str] = []
+    taken = dashboard._take
+
+    def keep(frame):
+        frames.append(frame)
+        return taken(frame)
+
+    dashboard._take = keep
+    await database_sync_to_async(void_them)()
+    await dashboard.settle(quiet=1.0)
+    views_of_rows = [f for f in frames if not f.startswith("{")]
+    assert len(views_of_rows) > 1, [len(f) for f in frames]
+    assert max(len(f.encode()) for f in views_of_rows) <= 8 * 1024
+    stamped = [f.startswith("<!--v:") for f in views_of_rows]
+    assert stamped[-1] and stamped.count(True) < len(stamped)
+    # The open ones beyond the window come in with the next heartbeat's repair.
+    await dashboard.heartbeat()
+    await dashboard.settle(quiet=1.0)
+    fresh = Phone(dashboard.path, dashboard.user)
+    stamp, html = split_stamp(await fresh.connect())
+    await fresh.close()
+    assert dashboard.view == rendered(html) and dashboard.stamp == stamp
+    assert not await database_sync_to_async(
+        Challenge.objects.filter(pk__in=listed).exclude(stage="resolved").exists
+    )()
+    await dashboard.close()
