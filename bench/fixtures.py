@@ -40,6 +40,20 @@ BID_TRAIT = "Quick"
 BID_COPIES = 500
 EVENING_CATEGORIES = ("social", "mental")
 _EVENING_TRAITS = {
+    "physical": [
+        "Brawny",
+        "Dexterous",
+        "Enduring",
+        "Ferocious",
+        "Graceful",
+        "Nimble",
+        "Quick",
+        "Resilient",
+        "Rugged",
+        "Tireless",
+        "Tough",
+        "Wiry",
+    ],
     "social": [
         "Alluring",
         "Charming",
@@ -72,22 +86,25 @@ _EVENING_TRAITS = {
 OTHER_RULESETS = {"bns": "Bench By Night", "storytelling": "Bench Awakening"}
 """The rulesets of the other evening rows, and their bench chronicle's name."""
 _EVENING_NEGATIVES = {
+    "physical": ["Clumsy", "Lame", "Sickly", "Delicate", "Decrepit"],
     "social": ["Condescending", "Tactless", "Naive", "Obnoxious", "Bestial"],
     "mental": ["Oblivious", "Forgetful", "Gullible", "Impatient", "Shortsighted"],
 }
 
 
-def evening_sheet(character_id: int) -> list[tuple[str, str, int, bool]]:
+def evening_sheet(
+    character_id: int, categories: tuple[str, ...] = EVENING_CATEGORIES
+) -> list[tuple[str, str, int, bool]]:
     """The evening row's Traits of one bench character, like the demo's
-    sheets: per category of :data:`EVENING_CATEGORIES`, 5 to 9 Traits with
-    counts 1 to 3 and one Negative Trait (so 12 to 20 Traits in all), drawn
-    from ``random.Random(character_id)``. Each is ``(name, category, count,
-    negative)``."""
+    sheets: per category of ``categories`` (physical, social, mental), 5 to
+    9 Traits with counts 1 to 3 and one Negative Trait (so 12 to 20 Traits
+    in all for two categories), drawn from ``random.Random(character_id)``.
+    Each is ``(name, category, count, negative)``."""
     import random
 
     rng = random.Random(character_id)
     sheet = []
-    for category in EVENING_CATEGORIES:
+    for category in categories:
         for name in rng.sample(_EVENING_TRAITS[category], rng.randint(5, 9)):
             sheet.append((name, category, rng.randint(1, 3), False))
         sheet.append((rng.choice(_EVENING_NEGATIVES[category]), category, 1, True))
@@ -114,12 +131,40 @@ def _setup() -> None:
     django.setup()
 
 
-def prepare(phones: int, dashboards: int, out: str) -> None:
-    """Create the bench chronicle and write the connection details to ``out``."""
-    from django.contrib.auth import SESSION_KEY, get_user_model
-    from django.contrib.auth.hashers import make_password
+def session_cookies(users) -> dict[int, str]:
+    """A logged-in session for each of ``users`` (one bulk insert): ``{user
+    id: session key}``, the value of the ``sessionid`` cookie a simulated
+    phone or dashboard sends."""
+    from django.contrib.auth import SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
     from django.contrib.sessions.models import Session
+
+    store = SessionStore()
+    cookies: dict[int, str] = {}
+    rows = []
+    for user in users:
+        key = store._get_new_session_key()
+        data = {
+            SESSION_KEY: str(user.pk),
+            "_auth_user_backend": "django.contrib.auth.backends.ModelBackend",
+            "_auth_user_hash": user.get_session_auth_hash(),
+        }
+        rows.append(
+            Session(
+                session_key=key,
+                session_data=store.encode(data),
+                expire_date=store.get_expiry_date(),
+            )
+        )
+        cookies[user.pk] = key
+    Session.objects.bulk_create(rows)
+    return cookies
+
+
+def prepare(phones: int, dashboards: int, out: str) -> None:
+    """Create the bench chronicle and write the connection details to ``out``."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
     from django.core.management import call_command
     from django.db import transaction
 
@@ -149,25 +194,7 @@ def prepare(phones: int, dashboards: int, out: str) -> None:
 
         Presence.objects.bulk_create(Presence(session=session, character=c) for c in characters)
 
-        store = SessionStore()
-        cookies: dict[int, str] = {}
-        rows = []
-        for user in [*players, *narrators]:
-            key = store._get_new_session_key()
-            data = {
-                SESSION_KEY: str(user.pk),
-                "_auth_user_backend": "django.contrib.auth.backends.ModelBackend",
-                "_auth_user_hash": user.get_session_auth_hash(),
-            }
-            rows.append(
-                Session(
-                    session_key=key,
-                    session_data=store.encode(data),
-                    expire_date=store.get_expiry_date(),
-                )
-            )
-            cookies[user.pk] = key
-        Session.objects.bulk_create(rows)
+        cookies = session_cookies([*players, *narrators])
     with open(out, "w") as fh:
         json.dump(
             {
@@ -203,22 +230,69 @@ def evening() -> None:
     print(json.dumps({"traits": len(added)}))
 
 
+def other_characters(chronicle, ruleset: str, players: list, names: list[str]) -> list:
+    """One character of ``chronicle`` (of ``ruleset``: ``bns`` or
+    ``storytelling``) for each of ``players``, named ``names`` in turn, on
+    the demo's sheets in turn (:func:`other_sheet`); saved with their
+    Abilities (``bns``) or dice-pool sheets, Skills and Merits
+    (``storytelling``), in bulk. Returns them in the order of ``players``."""
+    from characters.models import Ability, Character, Merit, StorySheet, StorySkill
+
+    sheets = [other_sheet(ruleset, i) for i in range(len(players))]
+    if ruleset == "bns":
+        fields = [
+            dict(
+                zip(
+                    ("physical_attribute", "social_attribute", "mental_attribute"),
+                    sheet.attributes,
+                    strict=True,
+                ),
+                **sheet.sheet,
+            )
+            for sheet in sheets
+        ]
+    else:
+        fields = [{"willpower": sheet.willpower} for sheet in sheets]
+    characters = Character.objects.bulk_create(
+        Character(chronicle=chronicle, name=names[i], player=user, **fields[i])
+        for i, user in enumerate(players)
+    )
+    pairs = list(zip(characters, sheets, strict=True))
+    if ruleset == "bns":
+        Ability.objects.bulk_create(
+            Ability(character=c, name=name, rating=rating)
+            for c, sheet in pairs
+            for name, rating in sheet.skills
+        )
+    else:
+        StorySheet.objects.bulk_create(
+            StorySheet(
+                character=c,
+                **dict(zip(StorySheet.ATTRIBUTE_FIELDS, sheet.attributes, strict=True)),
+                **sheet.sheet,
+            )
+            for c, sheet in pairs
+        )
+        StorySkill.objects.bulk_create(
+            StorySkill(character=c, name=name, dots=dots, specialties=specialties)
+            for c, sheet in pairs
+            for name, dots, specialties in sheet.skills
+        )
+        Merit.objects.bulk_create(
+            Merit(character=c, name=name, dots=dots, note=note)
+            for c, sheet in pairs
+            for name, dots, note in sheet.merits
+        )
+    return characters
+
+
 def chronicle(ruleset: str, out: str) -> None:
     """Create the bench chronicle of ``ruleset`` (:data:`OTHER_RULESETS`) and
     write its session and characters to ``out`` (see the module's doc)."""
     from django.contrib.auth import get_user_model
     from django.db import transaction
 
-    from characters.models import (
-        Ability,
-        Character,
-        Chronicle,
-        GameSession,
-        Merit,
-        Presence,
-        StorySheet,
-        StorySkill,
-    )
+    from characters.models import Chronicle, GameSession, Presence
 
     User = get_user_model()
     players = list(User.objects.filter(username__startswith="bench-player-").order_by("pk"))
@@ -227,51 +301,8 @@ def chronicle(ruleset: str, out: str) -> None:
         chronicle = Chronicle.objects.create(name=OTHER_RULESETS[ruleset], ruleset=ruleset)
         chronicle.narrators.add(*narrators)
         session = GameSession.objects.create(chronicle=chronicle, name=f"{chronicle.name} evening")
-        sheets = [other_sheet(ruleset, i) for i in range(len(players))]
-        if ruleset == "bns":
-            fields = [
-                dict(
-                    zip(
-                        ("physical_attribute", "social_attribute", "mental_attribute"),
-                        sheet.attributes,
-                        strict=True,
-                    ),
-                    **sheet.sheet,
-                )
-                for sheet in sheets
-            ]
-        else:
-            fields = [{"willpower": sheet.willpower} for sheet in sheets]
-        characters = Character.objects.bulk_create(
-            Character(chronicle=chronicle, name=f"Bench {i:05d}", player=user, **fields[i])
-            for i, user in enumerate(players)
-        )
-        pairs = list(zip(characters, sheets, strict=True))
-        if ruleset == "bns":
-            Ability.objects.bulk_create(
-                Ability(character=c, name=name, rating=rating)
-                for c, sheet in pairs
-                for name, rating in sheet.skills
-            )
-        else:
-            StorySheet.objects.bulk_create(
-                StorySheet(
-                    character=c,
-                    **dict(zip(StorySheet.ATTRIBUTE_FIELDS, sheet.attributes, strict=True)),
-                    **sheet.sheet,
-                )
-                for c, sheet in pairs
-            )
-            StorySkill.objects.bulk_create(
-                StorySkill(character=c, name=name, dots=dots, specialties=specialties)
-                for c, sheet in pairs
-                for name, dots, specialties in sheet.skills
-            )
-            Merit.objects.bulk_create(
-                Merit(character=c, name=name, dots=dots, note=note)
-                for c, sheet in pairs
-                for name, dots, note in sheet.merits
-            )
+        names = [f"Bench {i:05d}" for i in range(len(players))]
+        characters = other_characters(chronicle, ruleset, players, names)
         Presence.objects.bulk_create(
             Presence(session=session, character=c, health=c.health) for c in characters
         )

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
+import math
 import random
 import re
 import time
@@ -809,12 +811,16 @@ async def paced(
     result: Result,
     play: Callable[[int], Awaitable[None]] | None = None,
     idle: deque[int] | None = None,
+    stop: asyncio.Event | None = None,
 ) -> None:
-    """Start ``rate`` challenges a second for ``duration`` seconds on idle pairs;
-    each is opened, answered and thrown; the round trip is throws → both results.
-    ``play(pair)`` plays one challenge instead (the evening's); ``idle``: the
-    idle pairs (default: every playable pair), shared with ``play``."""
+    """Start ``rate`` challenges a second for ``duration`` seconds (``inf``:
+    until ``stop``) on idle pairs; each is opened, answered and thrown; the
+    round trip is throws → both results. ``play(pair)`` plays one challenge
+    instead (the evening's); ``idle``: the idle pairs (default: every
+    playable pair), shared with ``play``. Once ``stop`` is set no challenge
+    starts and those in flight are cancelled, as they are if this is."""
     idle = deque(_playable(target, range(target.pairs), result)) if idle is None else idle
+    stop = asyncio.Event() if stop is None else stop
     tasks = []
 
     async def run(p: int) -> None:
@@ -822,13 +828,27 @@ async def paced(
         idle.append(p)
 
     start = time.perf_counter()
-    for i in range(max(1, int(rate * duration))):
-        await asyncio.sleep(max(0.0, start + i / rate - time.perf_counter()))
-        if not idle:
-            result.skipped += 1
-            continue
-        tasks.append(asyncio.create_task(run(idle.popleft())))
-    await asyncio.gather(*tasks)
+    starts = itertools.count() if math.isinf(duration) else range(max(1, int(rate * duration)))
+    try:
+        for i in starts:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), start + i / rate - time.perf_counter())
+            if stop.is_set():
+                break
+            if not idle:
+                result.skipped += 1
+                continue
+            tasks.append(asyncio.create_task(run(idle.popleft())))
+        playing = asyncio.gather(*tasks)
+        stopped = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([playing, stopped], return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if playing.done():
+            playing.result()  # a task's error, as a bare gather would raise it
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     result.elapsed = time.perf_counter() - start
 
 
@@ -1093,6 +1113,12 @@ MOB_SHARE = 0.05  # of the evening's starts: a mob scene (the 10th start, then e
 MOB_ATTACK_SHARE = 0.5  # of the mob scenes: an attack (a win wounds)
 TIE_SHARE = 1 / 3  # of the tests: both sides throw the same
 MAX_REFUSALS = 6  # moves refused in one challenge before a narrator voids it (lost)
+CALL_REASONS = (
+    "We disagree about the tie.",
+    "Did that Trait count?",
+    "Please check the wound.",
+    "",
+)
 # A mob scene on a phone: opened, its leader and whom to hurt (_mob_scenes.html).
 _MOB_OPENED = re.compile(r'<article class="card mob" data-mob="(\d+)" data-stage="choosing"')
 _LEADER_BUTTON = re.compile(r'<button name="leader" value="(\d+)"')
@@ -1129,6 +1155,8 @@ class Play:
         self.rng = random.Random(seed)
         self.counts: Counter = Counter()
         self.idle: deque[int] = deque()
+        #: Of the results: a side calls a narrator to it (0 in the bench's rows).
+        self.call_share = 0.0
 
     async def challenge(self, p: int, result: Result) -> None:
         """Play one start of pair ``p`` to its result, adding its round trip
@@ -1213,6 +1241,22 @@ class Play:
             self.counts[f"{refused}: {_quoted(reply.get('message', ''))}"] += 1
             return None
         return (await within(asked))[1]
+
+    async def _dispute(self, phone: Conn, pk: int) -> None:
+        """At :attr:`call_share`, ``phone`` calls a narrator to challenge
+        ``pk``, just resolved (a dispute about its result: the flag stays
+        until a narrator rules or dismisses it); counted either way."""
+        if not self.call_share or self.rng.random() >= self.call_share:
+            return
+        reply = await phone.act(
+            action="challenge.call_narrator",
+            challenge=pk,
+            reason=self.rng.choice(CALL_REASONS),
+        )
+        if reply["type"] == "ack":
+            self.counts["narrator called"] += 1
+        else:
+            self.counts[f"calls refused: {_quoted(reply.get('message', ''))}"] += 1
 
     def _record(self, result: Result, last: float, arrived: float, dashboards: list) -> None:
         """One result: its round trip (the ``last`` move sent → ``arrived`` on
@@ -1346,6 +1390,7 @@ class Evening(Play):
             refused=self._unthrow(thrown, "challenge.throw"),
         )
         self._record(result, last, max(phone.cards[pk][0] for phone in sides), on_dashboards)
+        await self._dispute(defender, pk)
         outcome = challenger.cards[pk][1]
         self.counts["ties"] += "a tie" in outcome
         self.counts["draws"] += "draw" in outcome.lower()
@@ -1592,6 +1637,7 @@ class BnsEvening(Play):
             refused=self._unthrow(thrown, "bns.throw"),
         )
         self._record(result, last, max(phone.cards[pk][0] for phone in sides), on_dashboards)
+        await self._dispute(defender, pk)
         outcome = challenger.cards[pk][1]
         self.counts["tied tests"] += outcome.count("a tie, ")
         self.counts["exceptional successes"] += "Exceptional success" in outcome
@@ -1732,8 +1778,10 @@ async def evening(
     duration: float,
     result: Result,
     on_ready: Callable[[], None],
+    stop: asyncio.Event | None = None,
 ) -> None:
-    """``rate`` starts a second for ``duration`` seconds on idle pairs, each
+    """``rate`` starts a second for ``duration`` seconds (``inf``: until
+    ``stop``, as :func:`paced`) on idle pairs, each
     played to its result by ``plan`` (:class:`Evening`, :class:`BnsEvening`,
     :class:`StoryEvening`). The round trip: the move that settled it (a
     throw, a declaration, a relent, an accept, a mob scene's last move, the
@@ -1758,7 +1806,15 @@ async def evening(
 
     plan.idle = deque(_playable(target, range(target.pairs), result))
     try:
-        await paced(target, rate=rate, duration=duration, result=result, play=play, idle=plan.idle)
+        await paced(
+            target,
+            rate=rate,
+            duration=duration,
+            result=result,
+            play=play,
+            idle=plan.idle,
+            stop=stop,
+        )
     finally:
         for phone in target.phones:
             phone.track_cards = False

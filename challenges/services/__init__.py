@@ -77,7 +77,13 @@ from challenges.services.mob import (
     mob_pick_leader,
     mob_void,
 )
-from challenges.services.npcs import npc_answer_due, npc_answer_session_due, npc_set, npc_sides
+from challenges.services.npcs import (
+    challenge_autoplay,
+    npc_answer_due,
+    npc_answer_session_due,
+    npc_set,
+    npc_sides,
+)
 from challenges.services.opposed import (
     challenge_bid,
     challenge_declare,
@@ -171,6 +177,7 @@ __all__ = [
     "bns_void",
     "fighter_of",
     "challenge_accept",
+    "challenge_autoplay",
     "challenge_add_bids",
     "challenge_answer",
     "challenge_bid",

@@ -621,7 +621,11 @@ def _save_immunity(challenge: Challenge, state: bns.BnsChallengeState) -> None:
 
 
 def bns_npc_due(
-    challenge: Challenge, *, choose: Chooser | None = None, now: float | None = None
+    challenge: Challenge,
+    *,
+    choose: Chooser | None = None,
+    now: float | None = None,
+    sides: dict | None = None,
 ) -> Challenge:
     """Every move due from an auto-answering NPC (no player, auto-answer on)
     in ``challenge`` (saved, locked by the caller's transaction), chosen by
@@ -629,12 +633,13 @@ def bns_npc_due(
     ``choose``, default ``services.npcs.draw_throw``: ``secrets.choice``; a
     Willpower retest when it lost and has some), one saved transition each.
     Nothing when resolved, when no side is such an NPC, during a time out or
-    after the session's end (it answers at Resume)."""
+    after the session's end (it answers at Resume). ``sides`` ({side: ...}):
+    the sides played so (default: ``npcs.npc_sides``, the NPCs')."""
     from challenges.services import npcs
 
     if challenge.stage == Stage.RESOLVED.value or challenge.kind != POOLS_KIND:
         return challenge
-    sides = npcs.npc_sides(challenge)
+    sides = npcs.npc_sides(challenge) if sides is None else sides
     if not sides:
         return challenge
     if not npcs.in_play(challenge):

@@ -86,7 +86,11 @@ def npc_sides(challenge: Challenge) -> dict[Side, Relents]:
 
 
 def npc_answer_due(
-    challenge: Challenge, *, choose: Chooser | None = None, now: float | None = None
+    challenge: Challenge,
+    *,
+    choose: Chooser | None = None,
+    now: float | None = None,
+    sides: dict[Side, Relents] | None = None,
 ) -> Challenge:
     """Make every move due from an auto-answering NPC in ``challenge`` (saved,
     its row and characters locked by the caller's transaction), one saved
@@ -97,12 +101,13 @@ def npc_answer_due(
     or after the session's end (the NPC answers at Resume instead).
     ``choose`` draws its throws (default :data:`draw_throw`, ``secrets.choice``); ``now`` epoch
     seconds. The moves are chosen by :func:`challenges.rules.npc.npc_move`, so
-    none breaks a rule."""
+    none breaks a rule. ``sides`` ({side: its relent setting}): the sides
+    played so (default: :func:`npc_sides`, the NPCs')."""
     from challenges.services._writes import _save
 
     if challenge.stage == Stage.RESOLVED.value or challenge.pooled:
         return challenge
-    sides = npc_sides(challenge)
+    sides = npc_sides(challenge) if sides is None else sides
     if not sides:
         return challenge
     if not in_play(challenge):
@@ -158,6 +163,26 @@ def npc_answer_session_due(
     from challenges.services.mob import npc_mob_session_due
 
     return len(candidates) + npc_mob_session_due(session_id, character_id=character_id)
+
+
+def challenge_autoplay(*, challenge_id: int, choose: Chooser | None = None) -> Challenge:
+    """Play every move both sides of the open challenge ``challenge_id`` have
+    left (MET or test pools), each chosen as an auto-answering NPC's (relenting
+    when Wounded or worse; its throws drawn by ``choose``, default
+    :data:`draw_throw`), saved as the NPCs' moves are (events with no actor),
+    in one transaction: the history of an evening written without phones
+    (``manage.py rehearse --challenges``). Returns the challenge, resolved
+    unless no move was due (a time out, the session ended) or the NPC policy
+    stalled after ``MAX_NPC_MOVES`` moves a call."""
+    from challenges.services.bns import bns_npc_due
+
+    both = {Side.CHALLENGER: Relents.WOUNDED, Side.DEFENDER: Relents.WOUNDED}
+    with transaction.atomic():
+        challenge = _lock_challenge(challenge_id, for_play=True)
+        _lock_characters(challenge.challenger_id, challenge.defender_id)
+        if challenge.pooled:
+            return bns_npc_due(challenge, choose=choose, sides=both)
+        return npc_answer_due(challenge, choose=choose, sides=both)
 
 
 def npc_filter() -> Q:
