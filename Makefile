@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test lint format bench screenshots clean
+.PHONY: run test lint format bench rehearse screenshots clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: $(BIN)/.installed  ## every test: rules, consumers, admin, browser
 
 bench: $(BIN)/.installed  ## load test on loopback: Narrator vs a bare Channels consumer (docs/performance.md)
 	$(BIN)/python manage.py bench $(BENCH_ARGS)
+
+rehearse: $(BIN)/.installed  ## a crowded evening played live by simulated phones, to watch on the tablet
+	$(BIN)/python manage.py rehearse --port $(PORT) $(REHEARSE_ARGS)
 
 screenshots: $(BIN)/.installed  ## both themes on a 360 px phone and the tablet, into docs/img/ (docs/guide.md)
 	NARRATOR_DOCS_SHOTS=1 $(BIN)/python -m pytest tests/browser/test_venue.py -m browser -k screenshots -q
