@@ -92,6 +92,18 @@ class Command(BaseCommand):
         if url is not None and urlsplit(url).scheme not in ("http", "https"):
             raise CommandError("--url must look like http://host:port")
 
+        try:
+            self._rehearse(rehearsal, load, opts)
+        except KeyboardInterrupt:  # Ctrl-C before the phones play: nothing to summarise
+            raise CommandError("Stopped before the evening was played.") from None
+
+    def _rehearse(self, rehearsal, load, opts) -> None:
+        characters, rate, duration, url = (
+            opts["characters"],
+            opts["rate"],
+            opts["duration"],
+            opts["url"],
+        )
         quiet = max(opts["verbosity"] - 1, 0)
         call_command("migrate", interactive=False, verbosity=quiet)
         try:
@@ -110,20 +122,21 @@ class Command(BaseCommand):
             )
 
         server = None
-        if url is None:
-            call_command("collectstatic", interactive=False, verbosity=quiet)
-            server = _start_server(opts["host"], opts["port"])
-            public = lan_address() if opts["host"] in UNSPECIFIED_HOSTS else opts["host"]
-            base, loopback = f"http://{public}:{opts['port']}", f"http://127.0.0.1:{opts['port']}"
-        else:
-            base = loopback = url.rstrip("/")
-        self._links(base, made.session)
-        load.set_wait(600.0)  # a narrator's Time out may hold a challenge for minutes
-        until = "Ctrl-C" if duration is None else f"{duration:g} s"
-        self.stdout.write(f"Playing {rate:g} challenges a minute until {until}.")
-        self.stdout.flush()
-        started = time.perf_counter()
         try:
+            if url is None:
+                call_command("collectstatic", interactive=False, verbosity=quiet)
+                server = _start_server(opts["host"], opts["port"])
+                public = lan_address() if opts["host"] in UNSPECIFIED_HOSTS else opts["host"]
+                base = f"http://{public}:{opts['port']}"
+                loopback = f"http://127.0.0.1:{opts['port']}"
+            else:
+                base = loopback = url.rstrip("/")
+            self._links(base, made.session)
+            load.set_wait(600.0)  # a narrator's Time out may hold a challenge for minutes
+            until = "Ctrl-C" if duration is None else f"{duration:g} s"
+            self.stdout.write(f"Playing {rate:g} challenges a minute until {until}.")
+            self.stdout.flush()
+            started = time.perf_counter()
             result, counts = asyncio.run(
                 _run(loopback, made, rate, math.inf if duration is None else duration, self)
             )
@@ -225,15 +238,19 @@ def _start_server(host: str, port: int) -> subprocess.Popen:
     )
     log.close()
     deadline = time.monotonic() + SERVER_START
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            break
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                return server
-        except OSError:
-            time.sleep(0.2)
-    _stop_server(server)
+    up = False
+    try:
+        while not up and time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                    up = True
+            except OSError:
+                time.sleep(0.2)
+    finally:
+        if not up:  # it failed, or Ctrl-C came while it started: never left running
+            _stop_server(server)
+    if up:
+        return server
     tail = (settings.DATA_DIR / "rehearse-server.log").read_text()[-2000:]
     raise CommandError(f"The server did not start on port {port}:\n{tail}")
 
