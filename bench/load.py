@@ -822,6 +822,7 @@ async def paced(
     idle = deque(_playable(target, range(target.pairs), result)) if idle is None else idle
     stop = asyncio.Event() if stop is None else stop
     tasks = []
+    playing = None
 
     async def run(p: int) -> None:
         await (_challenge(target, p, result) if play is None else play(p))
@@ -846,6 +847,8 @@ async def paced(
         if playing.done():
             playing.result()  # a task's error, as a bare gather would raise it
     finally:
+        if playing is not None:
+            playing.cancel()  # cancelled as a whole: no unretrieved CancelledError
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -1157,6 +1160,9 @@ class Play:
         self.idle: deque[int] = deque()
         #: Of the results: a side calls a narrator to it (0 in the bench's rows).
         self.call_share = 0.0
+        #: A narrator's dashboard is there to open mob scenes and call for
+        #: rolls (False: their turns are played as challenges and contests).
+        self.narrated = True
 
     async def challenge(self, p: int, result: Result) -> None:
         """Play one start of pair ``p`` to its result, adding its round trip
@@ -1338,7 +1344,7 @@ class Evening(Play):
         either), or on a mob scene's turn a mob scene of pair ``p`` and
         another idle pair (none idle: a challenge, counted)."""
         start, self.started = self.started, self.started + 1
-        if mob_turn(start):
+        if mob_turn(start) and self.narrated:
             if self.idle:
                 q = self.idle.popleft()
                 try:
@@ -1692,7 +1698,7 @@ class StoryEvening(Play):
         a, b = self.target.pair(p)
         actor, opponent = (a, b) if self.rng.random() < 0.5 else (b, a)
         start, self.started = self.started, self.started + 1
-        if start % CALLED_EVERY == 1:  # the 2nd, 6th, 10th, …
+        if start % CALLED_EVERY == 1 and self.narrated:  # the 2nd, 6th, 10th, …
             await self._called(actor, result, start // CALLED_EVERY)
             return
         form = actor.start_forms.get("contest", "")

@@ -12,6 +12,7 @@ database and server, so a narrator can open the dashboard and watch.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import uuid
 from collections import Counter
@@ -30,6 +31,7 @@ ASSISTANT = "rehearsal-narrator"
 WATCHERS = (("narrator", False), ("admin", True))
 CATEGORIES = ("physical", "social", "mental")
 ATTACK_SHARE = 0.15  # of the filled MET challenges: an attack (a loss costs a health level)
+FILL_TRIES = 3  # starts the fill may try for each result it writes
 CALL_SHARE = 0.03  # of the results, filled or played: a side calls a narrator to it
 CALLED_SHARE = 0.25  # of the filled storytelling rolls: one a narrator calls for
 #: Test-pool attacks of the filled challenges: brawl, or an armed attack she has the Skill of.
@@ -171,7 +173,8 @@ def fill(rehearsal: Rehearsal, count: int, *, seed: int = 3) -> Counter:
     attack at :data:`ATTACK_SHARE`; contested actions, or at
     :data:`CALLED_SHARE` rolls a narrator calls for. A side calls a narrator
     to :data:`CALL_SHARE` of the results. A start the rules refuse (no Trait
-    left, Incapacitated) is counted and skipped. Returns the counts."""
+    left, Incapacitated) is counted and another pair drawn, up to
+    :data:`FILL_TRIES` starts a result. Returns the counts."""
     from challenges import services
     from challenges.rules import RulesError, get_ruleset
     from characters.models import Character, GameSession
@@ -182,11 +185,15 @@ def fill(rehearsal: Rehearsal, count: int, *, seed: int = 3) -> Counter:
     assistant = session.chronicle.narrators.get(username=ASSISTANT)
     rng = random.Random(seed)
     counts: Counter = Counter()
-    for _ in range(count):
+    written = 0
+    for _ in range(count * FILL_TRIES):
+        if written == count:
+            break
         one, other = rng.sample(cast, 2)
         try:
             if rules.dice_pools:
                 _fill_roll(rehearsal, session, one, other, assistant, rng, counts)
+                written += 1
                 continue
             if rules.met_challenges:
                 opened = _open_met(session, one, other, rng)
@@ -201,8 +208,9 @@ def fill(rehearsal: Rehearsal, count: int, *, seed: int = 3) -> Counter:
                 )
             done = services.challenge_autoplay(challenge_id=opened.pk, choose=rng.choice)
         except (services.ActionRefused, RulesError) as refused:
-            counts[f"not opened: {str(refused)[:50]}"] += 1
+            counts[f"starts refused ({str(refused).partition(':')[0][:50]})"] += 1
             continue
+        written += 1
         counts["resolved" if done.stage == "resolved" else "left open"] += 1
         if done.stage == "resolved" and rng.random() < CALL_SHARE:
             services.challenge_call_narrator(
@@ -220,22 +228,28 @@ def _attacks(rehearsal: Rehearsal, character_id: int) -> list[str]:
 
 
 def _open_met(session, challenger, defender, rng: random.Random):
-    """``challenger`` opens a MET challenge on ``defender`` in a category she
-    has Traits left in, bidding her Traits with the most copies (two when
-    her health asks for two). RulesError or ActionRefused when she cannot."""
+    """``challenger`` opens a MET challenge on ``defender`` in a category,
+    bidding her Traits with the most copies left tonight (two when her health
+    asks for two). RulesError or ActionRefused when she cannot: the first
+    refusal's."""
+    from django.db.models import Count, F, Q
+
     from challenges import services
     from challenges.rules import RulesError
     from challenges.services import ActionRefused
     from characters.models import Trait
 
     category = rng.choice(CATEGORIES)
+    tonight = Count("losses", filter=Q(losses__session=session))
     held = list(
         Trait.objects.filter(character=challenger, category=category, negative=False)
-        .order_by("-count")
+        .annotate(left=F("count") - tonight)
+        .filter(left__gt=0)
+        .order_by("-left")
         .values_list("name", flat=True)
     )
-    refused: Exception = ActionRefused("No Trait to bid.")
-    for need in (1, 2):
+    refused: Exception | None = None if held else ActionRefused("No Trait left to bid")
+    for need in (1, 2) if held else ():
         try:
             return services.challenge_open(
                 session=session,
@@ -249,7 +263,7 @@ def _open_met(session, challenger, defender, rng: random.Random):
                 msg_id=uuid.uuid4().hex,
             )
         except (RulesError, ActionRefused) as error:
-            refused = error
+            refused = refused or error
     raise refused
 
 
@@ -296,6 +310,10 @@ def _id() -> str:
 
 
 SWEEP_SECONDS = 10.0  # how often the results the dashboard should show are forgotten
+CONNECT_WAIT = 20.0  # seconds a page, a socket's first view may take
+#: Seconds a phone waits for a move of the other side before a narrator voids
+#: it: long, as a narrator's Time out may hold a challenge for minutes.
+PLAY_WAIT = 600.0
 
 
 async def play(
@@ -310,9 +328,11 @@ async def play(
     """Connect a phone per character and the assistant's dashboard to the
     server at ``base`` ("http://host:port"), then play the evening at
     ``rate`` starts a minute for ``duration`` seconds (``inf``: until
-    ``stop``), as ``bench.load.evening`` plays the bench's evening rows,
-    a side calling a narrator to :data:`CALL_SHARE` of the results. Sockets
-    are closed however it ends. Returns ``(result, plan counts)``: the
+    ``stop``; what is in flight then is cancelled), as ``bench.load.evening``
+    plays the bench's evening rows, a side calling a narrator to
+    :data:`CALL_SHARE` of the results. Without the dashboard (the server
+    refused its view) no mob scene or called roll starts. Sockets are closed
+    however it ends. Returns ``(result, plan counts)``: the
     ``bench.report.Result`` of the results seen on the phones."""
     from bench import load
     from bench.report import Result
@@ -338,19 +358,28 @@ async def play(
             async with gate:
                 await phone.load_page()  # her start form, as a browser opens the app
 
+        load.set_wait(CONNECT_WAIT)
         await asyncio.gather(*(page(phone) for phone in phones))
         _, failed = await load.open_all(phones, concurrency=50)
-        _, failed_dashboard = await load.open_all([dashboard], concurrency=1)
-        log(
-            f"{len(phones) - failed} phones and {1 - failed_dashboard} narrator's dashboard "
-            "connected; playing."
-        )
+        refused: Counter = Counter()
+        await load.open_all([dashboard], concurrency=1, errors=refused)
+        plan.narrated = not refused
+        if refused:
+            why = ", ".join(refused)
+            log(
+                f"The simulated narrator's dashboard did not connect ({why}; the server's log "
+                "may say why): no mob scene or called roll tonight."
+            )
+        log(f"{len(phones) - failed} of {len(phones)} phones connected; playing.")
+        load.set_wait(PLAY_WAIT)
+        if not math.isinf(duration):  # then it stops as on Ctrl-C: nothing left in flight
+            asyncio.get_running_loop().call_later(duration, stop.set)
         if not stop.is_set():
             await load.evening(
                 target,
                 plan=plan,
                 rate=rate / 60,
-                duration=duration,
+                duration=math.inf,
                 result=result,
                 on_ready=lambda: None,
                 stop=stop,

@@ -76,7 +76,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            from bench import load, rehearsal
+            from bench import rehearsal
         except ImportError as error:  # websockets is a development requirement
             raise CommandError(f"{error}: pip install -r requirements-dev.txt") from None
         characters, rate, duration = opts["characters"], opts["rate"], opts["duration"]
@@ -93,11 +93,12 @@ class Command(BaseCommand):
             raise CommandError("--url must look like http://host:port")
 
         try:
-            self._rehearse(rehearsal, load, opts)
+            self._rehearse(rehearsal, opts)
         except KeyboardInterrupt:  # Ctrl-C before the phones play: nothing to summarise
             raise CommandError("Stopped before the evening was played.") from None
 
-    def _rehearse(self, rehearsal, load, opts) -> None:
+    def _rehearse(self, rehearsal, opts) -> None:
+        """Load, fill, serve, play and summarise (``handle`` checked ``opts``)."""
         characters, rate, duration, url = (
             opts["characters"],
             opts["rate"],
@@ -132,7 +133,6 @@ class Command(BaseCommand):
             else:
                 base = loopback = url.rstrip("/")
             self._links(base, made.session)
-            load.set_wait(600.0)  # a narrator's Time out may hold a challenge for minutes
             until = "Ctrl-C" if duration is None else f"{duration:g} s"
             self.stdout.write(f"Playing {rate:g} challenges a minute until {until}.")
             self.stdout.flush()
