@@ -34,8 +34,8 @@ from django.urls import reverse
 from challenges.rules import RULESETS
 from characters.management.commands.evening import (
     ASGI_APP,
-    DAPHNE_OPTIONS,
     UNSPECIFIED_HOSTS,
+    daphne_options,
     join_link,
     lan_address,
 )
@@ -230,7 +230,7 @@ def _start_server(host: str, port: int) -> subprocess.Popen:
             )
     log = open(settings.DATA_DIR / "rehearse-server.log", "w")  # noqa: SIM115 - the child's
     server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), *DAPHNE_OPTIONS, ASGI_APP],
+        [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), *daphne_options(), ASGI_APP],
         cwd=settings.BASE_DIR,
         stdout=log,
         stderr=subprocess.STDOUT,
