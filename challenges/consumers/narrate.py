@@ -414,7 +414,13 @@ class NarrateConsumer(RollActions, BaseConsumer):
         unless the screen shows a later version; each roster row replaced, or
         inserted if not shown (not rendered so: noted again for the next tick)."""
         parts = []
-        for challenge_id, row_html, version, place in changes.rows:
+        # The lowest places first: of a tick's results each is sent at its
+        # turn, the newest last, even those the window then lets go; taken
+        # in commit order, a result committed a moment after a newer one
+        # never reached a dashboard when eight newer came in the same tick.
+        for challenge_id, row_html, version, place in sorted(
+            changes.rows, key=lambda row: row[3], reverse=True
+        ):
             if self.known.get(challenge_id, (0,))[0] > version:
                 continue  # the screen already shows a later version
             remove, where = self.places.move(challenge_id, place)

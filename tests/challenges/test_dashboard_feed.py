@@ -725,3 +725,30 @@ async def test_a_shared_read_that_failed_before_it_began_is_not_joined_again():
         await shared.get(lambda flag: 1)
     assert await asyncio.wait_for(shared.get(lambda flag: 2), 5) == 2
     assert len(tries) == 2
+
+
+def test_a_ticks_results_each_reach_the_dashboard_whatever_their_commit_order(monkeypatch):
+    """Three results in one tick, the newest first, with room for two: each is
+    inserted at its turn (the oldest first), so each reaches the dashboard's
+    frame, and the window keeps the two newest. In commit order the oldest
+    never reached it."""
+    from challenges import heartbeat
+    from challenges.consumers import feed as feeds
+    from challenges.consumers.narrate import NarrateConsumer
+
+    window = views.Window(called=1, open=1, results=2)
+    monkeypatch.setattr(views.dashboard, "DASHBOARD_LIMIT", window)  # Placement reads it there
+    consumer = NarrateConsumer.__new__(NarrateConsumer)
+    consumer.places = views.Placement()
+    consumer.known = heartbeat.Tally(1)
+    consumer.known_roster = heartbeat.Tally(3)
+    consumer.fed = set()
+    rows = [
+        (pk, f'<article id="challenge-{pk}">{pk}</article>', 1, (1, -since, -pk))
+        for pk, since in ((3, 30.0), (2, 20.0), (1, 10.0))
+    ]
+    parts = "".join(consumer._place(feeds.Changes(seq=1, rows=rows)))
+    for pk in (1, 2, 3):
+        assert f">{pk}</article>" in parts
+    assert set(consumer.places.places) == {2, 3}
+    assert set(consumer.known.rows) == {2, 3}
