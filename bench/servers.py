@@ -147,8 +147,9 @@ BACKLOG = 4096
 # than WS_MAX_MESSAGE_BYTES anyway), a keepalive ping after 20 s idle that closes
 # the socket without a pong in 30 s (Daphne's defaults; Narrator's own heartbeat
 # runs every 10 s), no compression (Daphne offers none; Uvicorn would deflate
-# every frame). Daphne keeps its 1 MiB default: Autobahn applies the limit to
-# the messages it sends too, and a dashboard of 400 characters is over 64 KiB.
+# every frame). Daphne's limit is `make run`'s (``evening.daphne_options``:
+# settings.WS_MAX_FRAME_BYTES, 1 MiB): Autobahn applies it to the messages it
+# sends too, and a dashboard of 400 characters is over 64 KiB.
 WS_MAX_MESSAGE = 65536
 WS_PING_INTERVAL, WS_PING_TIMEOUT = 20, 30
 
@@ -161,10 +162,13 @@ def server_command(server: str, app: str, port: int) -> list[str]:
     ``asginl`` interface sends no lifespan scope, which Channels' router refuses.
     """
     if server == "daphne":
+        from characters.management.commands.evening import daphne_options
+
         endpoint = f"tcp:port={port}:interface=127.0.0.1:backlog={BACKLOG}"
         return [
             *("-m", "daphne", "-e", endpoint, "-v", "0"),
             *("--ping-interval", str(WS_PING_INTERVAL), "--ping-timeout", str(WS_PING_TIMEOUT)),
+            *daphne_options(),
             app,
         ]
     if server == "uvicorn":

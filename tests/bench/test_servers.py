@@ -26,7 +26,10 @@ def _value(command: list[str], flag: str) -> str:
             "daphne",
             [
                 *("-m", "daphne", "-e", "tcp:port=8750:interface=127.0.0.1:backlog=4096"),
-                *("-v", "0", "--ping-interval", "20", "--ping-timeout", "30", APP),
+                *("-v", "0", "--ping-interval", "20", "--ping-timeout", "30"),
+                # make run's message limit (settings.WS_MAX_FRAME_BYTES), which
+                # Daphne applies to what it sends too: the bench serves as it does.
+                *("--websocket-max-message-size", "1048576", APP),
             ],
         ),
         (
