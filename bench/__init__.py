@@ -16,7 +16,10 @@ models), apart from the product it measures.
   evenings: a realistic met_classic mix with mob scenes (``evening``), bns
   opposed challenges with test pools (``evening_bns``) and storytelling dice
   rolls (``evening_storytelling``), each played from what the phones' cards
-  offer, the last two in a chronicle of their ruleset.
+  offer, the last two in a chronicle of their ruleset; and issue 30's
+  crowded dashboard (``crowded_dashboard``: 150 characters, 600 challenges,
+  100 open, in a chronicle of its own): its first view's size and worker
+  CPU, its updates' size, whether it stays connected, and its Time out.
 - ``report``: percentiles and the printed table.
 """
 
@@ -31,5 +34,6 @@ SCENARIOS = (
     "heartbeat",
     "evening_bns",  # its own chronicle (bns): wounds and Willpower there only
     "evening_storytelling",  # its own chronicle (storytelling): Willpower there only
+    "crowded_dashboard",  # its own chronicle: issue 30's crowd of 150, 600 challenges
     "evening",  # last: it adds Traits, wounds characters and spends their Traits
 )

@@ -21,6 +21,11 @@ opened. Two subcommands:
   Writes ``{"session": id, "characters": [id, ...]}`` to ``OUT``, the
   characters in the order of ``prepare``'s phones (the same players, so the
   same cookies).
+- ``crowd OUT``: once, before the ``crowded_dashboard`` row, issue 30's
+  crowd (:func:`crowd`): a chronicle of 150 characters present, each played
+  by a player of its own, with 600 challenges tonight, 100 of them open;
+  the bench narrators narrate it. Writes ``{"session": id, "phones":
+  [[character_id, cookie], ...]}`` to ``OUT``.
 - ``verify``: print JSON counts of challenges, resolved challenges (of them,
   voided by a narrator: the reconnect storms' rulings), Trait losses and
   challenges with more than one loss (a doubled result); mob scenes and
@@ -310,6 +315,210 @@ def chronicle(ruleset: str, out: str) -> None:
         json.dump({"session": session.pk, "characters": [c.pk for c in characters]}, fh)
 
 
+CROWD_CHARACTERS = 150
+CROWD_CHALLENGES = 600
+CROWD_OPEN = 100
+"""Issue 30's crowd (the ``crowded_dashboard`` row): characters present,
+challenges tonight, and how many of them are still open."""
+
+
+def crowd(out: str) -> None:
+    """Create the crowd's chronicle, "Bench Crowd" (``met_classic``), which
+    the bench narrators narrate, and write ``{"session": id, "phones":
+    [[character id, cookie], ...]}`` to ``out``: :data:`CROWD_CHARACTERS`
+    players of its own ("bench-crowd-N", each logged in), each with one
+    character present in its open session (*Quick* ×:data:`BID_COPIES` to
+    bid, and an :func:`evening_sheet`); and :data:`CROWD_CHALLENGES`
+    opposed challenges between them tonight, :data:`CROWD_OPEN` of them
+    waiting on the defender's bid, the others won by the challenger, their
+    ``stage_since`` spread over the last hour. Two are played through the
+    services; the others copy their rows (:func:`_copy_challenges`), so the
+    history stays consistent (``manage.py checkstate``) and it all takes a
+    second or two."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.db import transaction
+
+    from characters.models import Character, Chronicle, GameSession, Presence, Trait
+
+    User = get_user_model()
+    password = make_password(None)  # unusable: bench users log in by cookie only
+    with transaction.atomic():
+        players = User.objects.bulk_create(
+            User(username=f"bench-crowd-{i}", password=password) for i in range(CROWD_CHARACTERS)
+        )
+        chronicle = Chronicle.objects.create(name="Bench Crowd")
+        chronicle.narrators.add(*User.objects.filter(username__startswith="bench-narrator-"))
+        session = GameSession.objects.create(chronicle=chronicle, name="Bench Crowd evening")
+        characters = Character.objects.bulk_create(
+            Character(chronicle=chronicle, name=f"Crowd {i:03d}", player=user)
+            for i, user in enumerate(players)
+        )
+        sheets = [(c, BID_TRAIT, "physical", BID_COPIES, False) for c in characters]
+        sheets += [(c, *trait) for c in characters for trait in evening_sheet(c.pk)]
+        Trait.objects.bulk_create(
+            Trait(character=c, name=name, category=category, count=count, negative=negative)
+            for c, name, category, count, negative in sheets
+        )
+        Presence.objects.bulk_create(Presence(session=session, character=c) for c in characters)
+        cookies = session_cookies(players)
+    _copy_challenges(session, characters)
+    with open(out, "w") as fh:
+        json.dump(
+            {"session": session.pk, "phones": [[c.pk, cookies[c.player_id]] for c in characters]},
+            fh,
+        )
+
+
+def play_challenge(
+    session,
+    challenger,
+    defender,
+    *,
+    bid: str,
+    answer: str | None = None,
+    throws: tuple[str, ...] = (),
+    category: str = "physical",
+    is_attack: bool = False,
+):
+    """An opposed challenge in ``session`` made through ``challenges.services``
+    by the characters' players, each move with a fresh message id:
+    ``challenger`` opens it bidding the Trait ``bid``; if ``answer``,
+    ``defender`` answers with that Trait; then the ``throws`` ("rock", "paper"
+    or "scissors"), the challenger's first, then the defender's. Returns the
+    Challenge as the database holds it. Raises what the services raise."""
+    import uuid
+
+    from challenges import services
+
+    challenge = services.challenge_open(
+        session=session,
+        challenger=challenger,
+        defender=defender,
+        category=category,
+        bids=[bid],
+        is_attack=is_attack,
+        user=challenger.player,
+        msg_id=uuid.uuid4().hex,
+    )
+    if answer is not None:
+        services.challenge_bid(
+            challenge_id=challenge.pk,
+            character=defender,
+            bids=[answer],
+            user=defender.player,
+            msg_id=uuid.uuid4().hex,
+        )
+    for character, throw in zip((challenger, defender), throws, strict=False):
+        services.challenge_throw(
+            challenge_id=challenge.pk,
+            character=character,
+            throw=throw,
+            user=character.player,
+            msg_id=uuid.uuid4().hex,
+        )
+    challenge.refresh_from_db()
+    return challenge
+
+
+def copied_challenge(model, challenger, defender, state: dict, since):
+    """A new Challenge (not saved) like ``model`` in its session, between
+    ``challenger`` and ``defender``, with ``state`` (the engine's dict, its
+    sides already theirs), in its stage since ``since`` (a datetime), and
+    resolved then if ``model`` is resolved."""
+    from challenges.models import Challenge
+
+    return Challenge(
+        session_id=model.session_id,
+        kind=model.kind,
+        challenger=challenger,
+        defender=defender,
+        category=model.category,
+        stage=model.stage,
+        stage_since=since,
+        outcome=model.outcome,
+        state=state,
+        resolved_at=since if model.resolved_at else None,
+    )
+
+
+def _copy_challenges(session, characters) -> None:
+    """Fill ``session`` with :data:`CROWD_CHALLENGES` challenges between
+    ``characters`` (pairs drawn from ``random.Random(9)``), :data:`CROWD_OPEN`
+    of them open: one open and one resolved played (:func:`play_challenge`),
+    then copies of them with their sides, names, Trait rows and times
+    changed. A copy's tests, events and lost Traits are its model's rows
+    (events with no actor: no client action id is theirs), so
+    ``find_inconsistencies`` reads it as a challenge played."""
+    import copy
+    import random
+    from datetime import UTC, datetime
+
+    from django.db import transaction
+
+    from challenges.models import Challenge, Event, Test, TraitLoss
+    from characters.models import Trait
+
+    waiting = play_challenge(session, characters[0], characters[1], bid=BID_TRAIT)
+    done = play_challenge(
+        session,
+        characters[2],
+        characters[3],
+        bid=BID_TRAIT,
+        answer=BID_TRAIT,
+        throws=("rock", "scissors"),
+    )
+    quick = dict(
+        Trait.objects.filter(character__in=characters, name=BID_TRAIT).values_list(
+            "character_id", "pk"
+        )
+    )
+    rng = random.Random(9)
+    now = datetime.now(tz=UTC).timestamp()
+    copies = []
+    for n in range(CROWD_CHALLENGES - 2):
+        model = waiting if n < CROWD_OPEN - 1 else done
+        first, second = rng.sample(characters, 2)
+        who = {model.challenger_id: first.pk, model.defender_id: second.pk}
+        state = copy.deepcopy(model.state)
+        for side, character in (("challenger", first), ("defender", second)):
+            state[side].update(character_id=character.pk, name=character.name)
+            for holding in state[side]["traits"]:
+                holding["trait_id"] = quick[character.pk]
+            state[f"{side}_bid_ids"] = [quick[character.pk] for _ in state[f"{side}_bids"]]
+        for loss in state["losses"]:
+            loss["character_id"] = who[loss["character_id"]]
+            loss["trait_id"] = quick[loss["character_id"]]
+        since = datetime.fromtimestamp(now - rng.uniform(0, 3600), tz=UTC)
+        state["stage_since"] = since.timestamp()
+        copies.append((model, copied_challenge(model, first, second, state, since)))
+    kept = [
+        f.attname for f in Test._meta.concrete_fields if f.attname not in ("id", "challenge_id")
+    ]
+    tests = {m.pk: list(Test.objects.filter(challenge=m).values(*kept)) for m in (waiting, done)}
+    events = {m.pk: list(Event.objects.filter(challenge=m)) for m in (waiting, done)}
+    with transaction.atomic():
+        Challenge.objects.bulk_create(row for _, row in copies)
+        Test.objects.bulk_create(
+            Test(challenge=row, **fields) for model, row in copies for fields in tests[model.pk]
+        )
+        Event.objects.bulk_create(
+            Event(session=session, challenge=row, kind=event.kind, data=event.data)
+            for model, row in copies
+            for event in events[model.pk]
+        )
+        TraitLoss.objects.bulk_create(
+            TraitLoss(
+                session=session,
+                character_id=loss["character_id"],
+                trait_id=loss["trait_id"],
+                challenge=row,
+            )
+            for _, row in copies
+            for loss in (row.state["losses"] if row.resolved_at else ())
+        )
+
+
 def verify() -> None:
     """Print the database's own count of challenges and losses as JSON.
 
@@ -389,6 +598,8 @@ if __name__ == "__main__":
         evening()
     elif command == "chronicle":
         chronicle(args[0], args[1])
+    elif command == "crowd":
+        crowd(args[0])
     elif command == "verify":
         verify()
     else:

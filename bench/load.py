@@ -69,6 +69,7 @@ BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
 # (challenges.consumers.base.HEARTBEAT_MARK): a loser's whole view that comes
 # while her ping waits is not its answer.
 HEARTBEAT_MARK = "<!--heartbeat-->"
+WHOLE_DASHBOARD = 'id="challenge-list"'  # in a dashboard's whole view, not in its updates
 
 
 # What a phone shows, one article each, by the Conn attribute that keeps it:
@@ -226,6 +227,9 @@ class Conn:
         self.card_changed = asyncio.Event()
         # A phone names the cards its screen shows when it reconnects, as app.js.
         self.cards_shown = CardsShown() if "/ws/play/" in url else None
+        # The crowded dashboard row's: each frame's size in bytes, and whether
+        # it was a whole dashboard (None: not kept).
+        self.sizes: list[tuple[int, bool]] | None = None
 
     async def load_page(self) -> None:
         """Load her page over HTTP (``/ws/play/ID/`` → ``/play/ID/``, with her
@@ -336,6 +340,8 @@ class Conn:
             self.server_closed += 1
 
     def _on_frame(self, now: float, frame: str) -> None:
+        if self.sizes is not None:
+            self.sizes.append((len(frame.encode()), WHOLE_DASHBOARD in frame))
         if frame[:6] == "<!--v:":
             end = frame.index("-->")
             self.stamp = frame[6:end]
@@ -1829,3 +1835,93 @@ async def evening(
             for shown in (phone.cards, phone.mobs, phone.rolls):
                 shown.clear()
     result.note = ", ".join(f"{n} {what}" for what, n in plan.counts.most_common() if n)
+
+
+#: The crowded dashboard row's connects measured for a first view's worker CPU.
+FIRST_VIEWS = 10
+
+
+def copies(conn: Conn, n: int) -> list[Conn]:
+    """``n`` new sockets of ``conn``'s person to ``conn``'s address (the
+    same cookie), not open, keeping their frames' sizes (``Conn.sizes``)."""
+    out = []
+    for _ in range(n):
+        twin = Conn(conn.url, conn.origin, ident=conn.ident, beats=conn.beats)
+        twin.headers = dict(conn.headers)
+        twin.sizes = []
+        out.append(twin)
+    return out
+
+
+async def crowded_dashboard(
+    target: Target,
+    *,
+    cpu: Callable[[], float],
+    beats: Heartbeats,
+    rate: float,
+    duration: float,
+    result: Result,
+    on_time_out: Callable[[], None],
+) -> None:
+    """Issue 30's crowd (``bench.fixtures.crowd``: 150 characters, 600
+    challenges, 100 open), its phones and dashboards connected before the
+    row. From its start every frame its dashboards get is sized; then:
+
+    1. :data:`FIRST_VIEWS` more sockets of the first dashboard's narrator
+       connect one after another, heartbeats paused: each one's first
+       frame (its whole view) is sized, and the workers' CPU (``cpu()``,
+       seconds) over the connects divided among them is
+       ``result.first_view_cpu``; they close (not counted).
+    2. Its phones play ``rate`` challenges a second for ``duration``
+       seconds (:func:`paced`); every result must reach every dashboard
+       (``result.dashboard_latencies``: seconds from the last throw).
+    3. ``on_time_out()`` (the CPU mark), then Time out is pressed on the
+       first dashboard (:func:`time_out`): ``result.latencies``, seconds from
+       the press to each phone's banner; then Resume.
+
+    ``result.first_view_bytes``: the largest first view;
+    ``result.update_bytes``: the largest other frame a dashboard got (not a
+    whole view: ``result.whole_views`` counts those sent again);
+    ``result.dashboards_dropped``: dashboards closed by the server or not
+    open at the end (the bench's sockets never reconnect by themselves, so
+    0 is "connected the whole row"). ``result.note``: the challenges played
+    and their phones' round trip."""
+    dashboards = target.dashboards
+    closed_before = [d.server_closed for d in dashboards]
+    for dashboard in dashboards:
+        dashboard.sizes = []
+    probes = copies(dashboards[0], FIRST_VIEWS)
+    beats.paused = True  # a first view's CPU, not the crowd's heartbeats
+    try:
+        before = cpu()
+        _, failed = await open_all(probes, concurrency=1)
+        result.first_view_cpu = (cpu() - before) / len(probes)
+    finally:
+        beats.paused = False
+        await asyncio.gather(*(probe.close() for probe in probes))
+    firsts = [probe.sizes[0][0] for probe in probes if probe.sizes]
+    result.first_view_bytes = max(firsts, default=0)
+    result.lost += failed
+    played = Result(result.scenario, result.config, result.app)
+    await paced(target, rate=rate, duration=duration, result=played)
+    await collect_dashboards(target, result)
+    result.lost += played.lost
+    on_time_out()
+    await time_out(target, result=result)
+    frames = [frame for d in dashboards for frame in (d.sizes or [])]
+    result.update_bytes = max((size for size, whole in frames if not whole), default=0)
+    result.whole_views = sum(whole for _, whole in frames)
+    result.dashboards_dropped = sum(
+        d.server_closed > was or d.ws is None or d.ws.state is not State.OPEN
+        for d, was in zip(dashboards, closed_before, strict=True)
+    )
+    for dashboard in dashboards:
+        dashboard.sizes = None
+    said = [
+        f"first view {result.first_view_bytes:,} bytes and "
+        f"{result.first_view_cpu * 1000:.0f} ms of worker CPU ({len(firsts)} connects)",
+        f"{played.count} challenges played among the crowd (phones p99 {played.ms(99):.0f} ms)",
+        f"largest update {result.update_bytes:,} bytes ({len(frames)} frames to "
+        f"{len(dashboards)} dashboards, {result.whole_views} whole views)",
+    ]
+    result.note = ", ".join(filter(None, [result.note, *said]))

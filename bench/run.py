@@ -20,9 +20,12 @@ from bench import SCENARIOS, load
 from bench.fixtures import EVENING_CATEGORIES, evening_sheet, other_sheet
 from bench.report import (
     CHALLENGE_ROWS,
+    CROWDED,
     EVENINGS,
     Result,
     against_in_memory,
+    compare_time_out,
+    crowded_lines,
     heartbeat_shares,
     median_run,
     percentile,
@@ -43,6 +46,11 @@ DASHBOARD_TIMED = ("paced", "saturation", "burst", *EVENINGS)  # rows whose resu
 # The evening rows of the other rulesets: each plays a chronicle of its own
 # (``bench.fixtures`` ``chronicle``), its phones connected for the row only.
 OTHER_EVENINGS = {"evening_bns": "bns", "evening_storytelling": "storytelling"}
+# Every row played in a chronicle of its own, made once before it: the other
+# evenings', and issue 30's crowd (``bench.fixtures`` ``crowd``), its 150
+# phones and the first CROWD_DASHBOARDS dashboards connected for the row only.
+OWN_CHRONICLES = {**OTHER_EVENINGS, "crowded_dashboard": "crowd"}
+CROWD_DASHBOARDS = 2
 IDLE_SAMPLE = 0.5  # seconds between two CPU readings of the idle wait
 
 
@@ -193,12 +201,13 @@ async def run_config(
                         options.log(f"   evening sheets: {run_fixtures(env, 'evening').strip()}")
                         evening_ready = True
                     played, connected = target, ""
-                    if scenario in OTHER_EVENINGS:
-                        ruleset = OTHER_EVENINGS[scenario]
-                        if ruleset not in chronicles:
-                            chronicles[ruleset] = _chronicle(env, workdir, ruleset, data)
-                        played = _narrator(chronicles[ruleset], ports, beats)
-                        connected = await _connect_for_row(played, options)
+                    if scenario in OWN_CHRONICLES:
+                        made = OWN_CHRONICLES[scenario]
+                        if made not in chronicles:
+                            chronicles[made] = _chronicle(env, workdir, made, data)
+                        played = _narrator(chronicles[made], ports, beats)
+                        # The crowd's phones play from their sockets alone: no page.
+                        connected = await _connect_for_row(played, options, pages=made != "crowd")
                     row_conns = [*conns, *played.phones, *played.dashboards]
                     waited = await wait_idle(everyone, row_conns, options.idle_cap, beats)
                     waited = ", ".join(filter(None, [waited, connected]))
@@ -243,7 +252,10 @@ async def run_config(
         options.checks.append(checkstate_line(config.label, check["inconsistencies"]))
         if check["inconsistencies"]:
             options.failed.append(options.checks[-1])
-        options.checks.extend(heartbeat_shares([r for r in results if r.config == config.label]))
+        mine = [r for r in results if r.config == config.label]
+        compare_time_out(mine)
+        options.checks.extend(heartbeat_shares(mine))
+        options.checks.extend(crowded_lines(mine))
     finally:
         for workers in (real, bare):
             if workers is not None:
@@ -251,7 +263,7 @@ async def run_config(
         database.drop()
 
 
-NARRATOR_ONLY = EVENINGS  # the bare app has nothing like them: no bare row
+NARRATOR_ONLY = (*EVENINGS, *CROWDED)  # the bare app has nothing like them: no bare row
 SHOWN_INCONSISTENCIES = 5  # of checkstate's lines, on the bench's line
 
 
@@ -272,8 +284,13 @@ def _chronicle(env: dict[str, str], workdir: Path, ruleset: str, data: dict) -> 
     """The bench chronicle of ``ruleset`` (``bench.fixtures`` ``chronicle``),
     shaped like ``prepare``'s data: ``{"session", "phones": [[character id,
     cookie], ...], "dashboards": [cookie, ...]}`` (the same players and
-    narrators, so the same cookies, as ``data``'s)."""
+    narrators, so the same cookies, as ``data``'s). ``"crowd"``: issue 30's
+    crowd (``bench.fixtures`` ``crowd``), its players its own, watched by
+    the first :data:`CROWD_DASHBOARDS` of ``data``'s narrators."""
     out = workdir / f"bench-{ruleset}.json"
+    if ruleset == "crowd":
+        run_fixtures(env, "crowd", str(out))
+        return {**json.loads(out.read_text()), "dashboards": data["dashboards"][:CROWD_DASHBOARDS]}
     run_fixtures(env, "chronicle", ruleset, str(out))
     made = json.loads(out.read_text())
     cookies = [cookie for _, cookie in data["phones"]]
@@ -284,10 +301,11 @@ def _chronicle(env: dict[str, str], workdir: Path, ruleset: str, data: dict) -> 
     }
 
 
-async def _connect_for_row(target: load.Target, options: Options) -> str:
-    """Open ``target``'s phones (each loads her page first, as a browser
-    opening the app: ``Conn.load_page``), then its dashboards, for one row
-    (not timed); returns the note: how many opened, and why the others did not."""
+async def _connect_for_row(target: load.Target, options: Options, pages: bool = True) -> str:
+    """Open ``target``'s phones (with ``pages``, each loads her page first,
+    as a browser opening the app: ``Conn.load_page``), then its dashboards,
+    for one row (not timed); returns the note: how many opened, and why the
+    others did not."""
     errors: Counter = Counter()
     gate = asyncio.Semaphore(options.connect_concurrency)
 
@@ -298,7 +316,8 @@ async def _connect_for_row(target: load.Target, options: Options) -> str:
             except (OSError, load.Lost) as error:
                 errors[f"page: {error or type(error).__name__}"[:60]] += 1
 
-    await asyncio.gather(*(page(phone) for phone in target.phones))
+    if pages:
+        await asyncio.gather(*(page(phone) for phone in target.phones))
     times, failed = await load.open_all(
         target.phones, concurrency=options.connect_concurrency, errors=errors
     )
@@ -445,7 +464,7 @@ async def _scenario(
         mark["stop"] = workers.stat().cpu
 
     try:
-        await _play(scenario, target, options, result, remark, settle, beats, stop)
+        await _play(scenario, target, workers, options, result, remark, settle, beats, stop)
     except load.Lost as error:
         result.note = f"stopped: no answer within {load.WAIT:.0f} s ({error})"
         options.log(f"   {scenario} on {target.name}: {result.note}")
@@ -511,7 +530,15 @@ def _step_rows(result: Result, target: load.Target) -> list[Result]:
 
 
 async def _play(
-    scenario: str, target, options: Options, result: Result, remark, settle, beats, stop
+    scenario: str,
+    target,
+    workers: Workers,
+    options: Options,
+    result: Result,
+    remark,
+    settle,
+    beats,
+    stop,
 ) -> None:
     async def settled() -> str:  # worker CPU is counted from here: reconnects only
         note = await settle()
@@ -532,6 +559,18 @@ async def _play(
         )
     elif scenario == "time_out":
         await load.time_out(target, result=result)
+    elif scenario in CROWDED:
+        # The row's figures are its Time out's, as the time_out row's (CPU
+        # from the press); the first views and the play have their own.
+        await load.crowded_dashboard(
+            target,
+            cpu=lambda: workers.stat().cpu,
+            beats=beats,
+            rate=options.rate,
+            duration=options.duration,
+            result=result,
+            on_time_out=remark,
+        )
     elif scenario in EVENINGS:
         if scenario == "evening_bns":
             plan = load.BnsEvening(target)

@@ -3,8 +3,6 @@ and for challenges played through ``challenges.services`` as the players would."
 
 from __future__ import annotations
 
-import uuid
-
 from django.contrib.auth import get_user_model
 
 from characters.models import (
@@ -182,53 +180,14 @@ def evening():
     }
 
 
-def opposed_challenge(
-    session,
-    challenger,
-    defender,
-    *,
-    bid: str,
-    answer: str | None = None,
-    throws: tuple[str, ...] = (),
-    category: str = "physical",
-    is_attack: bool = False,
-):
+def opposed_challenge(session, challenger, defender, **moves):
     """An opposed challenge in ``session`` made through ``challenges.services``
-    by the characters' players, each move with a fresh message id:
-    ``challenger`` opens it bidding the Trait ``bid``; if ``answer``,
-    ``defender`` answers with that Trait; then the ``throws`` ("rock", "paper"
-    or "scissors"), the challenger's first, then the defender's. Returns the
+    by the characters' players: ``bench.fixtures.play_challenge`` (``bid``,
+    ``answer``, ``throws``, ``category``, ``is_attack``). Returns the
     Challenge as the database holds it. Raises what the services raise."""
-    from challenges import services
+    from bench.fixtures import play_challenge
 
-    challenge = services.challenge_open(
-        session=session,
-        challenger=challenger,
-        defender=defender,
-        category=category,
-        bids=[bid],
-        is_attack=is_attack,
-        user=challenger.player,
-        msg_id=uuid.uuid4().hex,
-    )
-    if answer is not None:
-        services.challenge_bid(
-            challenge_id=challenge.pk,
-            character=defender,
-            bids=[answer],
-            user=defender.player,
-            msg_id=uuid.uuid4().hex,
-        )
-    for character, throw in zip((challenger, defender), throws, strict=False):
-        services.challenge_throw(
-            challenge_id=challenge.pk,
-            character=character,
-            throw=throw,
-            user=character.player,
-            msg_id=uuid.uuid4().hex,
-        )
-    challenge.refresh_from_db()
-    return challenge
+    return play_challenge(session, challenger, defender, **moves)
 
 
 def grady_loses_resilient(game):
@@ -258,6 +217,7 @@ def crowded_session(session, *, characters: int = 100, challenges: int = 300, op
     import random
     from datetime import UTC, datetime
 
+    from bench.fixtures import copied_challenge
     from challenges.models import Challenge
 
     chronicle = session.chronicle
@@ -300,18 +260,7 @@ def crowded_session(session, *, characters: int = 100, challenges: int = 300, op
         since = now - rng.uniform(0, 3600)
         state["stage_since"] = since
         rows.append(
-            Challenge(
-                session=session,
-                kind=model.kind,
-                challenger=first,
-                defender=second,
-                category=model.category,
-                stage=model.stage,
-                stage_since=datetime.fromtimestamp(since, tz=UTC),
-                outcome=model.outcome,
-                state=state,
-                resolved_at=datetime.fromtimestamp(since, tz=UTC) if model.resolved_at else None,
-            )
+            copied_challenge(model, first, second, state, datetime.fromtimestamp(since, tz=UTC))
         )
     Challenge.objects.bulk_create(rows)
     return guests
