@@ -1,7 +1,8 @@
 """A player's phone (:class:`PlayConsumer`): her view and her cards, one
 changed card at a time; each action one call of :mod:`challenges.services`.
 Renders ``challenges/play_live.html``, ``_card_frame.html`` (with
-``views.sheet_oob``) and ``_time_out.html``."""
+``views.sheet_oob``), ``_time_out.html`` and, with each frame that changes
+what waits on her, ``_waiting_bar.html`` (``views.waiting.WaitingBar``)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,16 @@ from challenges.views.phone import (
     bns_maneuver_choices,
     focus_spent,
     health_clock,
+    phone_waits,
     start_options,
+)
+from challenges.views.waiting import (
+    WaitingBar,
+    challenge_waiting,
+    combat_waiting,
+    fight_waiting,
+    mob_waiting,
+    roll_waiting,
 )
 from characters.services import character_sheet, chronicle_rules
 
@@ -158,6 +168,9 @@ class PlayConsumer(RollActions, BaseConsumer):
     #: not known, e.g. resumed without a render) and its cards' ids in order.
     roll_window: list | None = None
     rolls_listed: list[int] = []
+    #: What waits on her, as her screen's bar shows it (None: not known, e.g.
+    #: resumed without a render; read afresh by the next change, :meth:`_bar`).
+    bar: WaitingBar | None = None
 
     async def connect(self) -> None:
         found = await self.sign_in(
@@ -222,6 +235,7 @@ class PlayConsumer(RollActions, BaseConsumer):
         else:
             return None
         self.stamp_parts, self.shown, self.done, self.sheet = parts, shown, done, None
+        self.bar = None
         return frame
 
     def _replay(
@@ -264,7 +278,7 @@ class PlayConsumer(RollActions, BaseConsumer):
             was["session"] = (1 - session[0], session[1])
             if heartbeat.digest(was) != echoed:
                 return None
-        self.stamp_parts, self.shown, self.sheet = was, dict(claim), None
+        self.stamp_parts, self.shown, self.sheet, self.bar = was, dict(claim), None, None
         self.done = list(claimed_done)
         # Open ones first, then the results oldest first: each goes on top.
         order = [pk for pk in changed if pk not in done]
@@ -355,7 +369,16 @@ class PlayConsumer(RollActions, BaseConsumer):
         self.shown = {view.pk: view.challenge.version for view in context["challenges"]}
         self.done = [view.pk for view in context["challenges"] if view.is_resolved]
         self._keep_rolls(context["roll_window"], context["rolls"])
+        self.bar = WaitingBar(context["waits"])
         return render_to_string("challenges/play_live.html", context)
+
+    def _bar(self, sheet=None) -> WaitingBar:
+        """Her bar, read afresh (with ``sheet``, else hers tonight) when not
+        known: the next frame then sends it whatever it shows."""
+        if self.bar is None:
+            sheet = sheet or self.sheet or character_sheet(self.character, self.session)
+            self.bar = WaitingBar(phone_waits(self.character, self.session, sheet), shown=False)
+        return self.bar
 
     def _change_frame(self, challenge_id: int, version: int | None) -> str | None:
         """The frame for one changed challenge of hers: "" when the phone already
@@ -462,6 +485,11 @@ class PlayConsumer(RollActions, BaseConsumer):
         frame = render_to_string(
             "challenges/_card_frame.html", {"card": card, "where": where, "remove": remove}
         )
+        bar = self._bar(sheet)
+        for gone in remove:
+            bar.put(f"card-{gone}", None)
+        bar.put(f"card-{challenge_id}", challenge_waiting(card))
+        frame += bar.frame()
         if risk_changed:
             frame += views.sheet_oob(sheet)
         if wounds:  # her health and its clock (one query: the clock)
@@ -732,7 +760,11 @@ class PlayConsumer(RollActions, BaseConsumer):
             self.sheet = character_sheet(self.character, self.session)
             views.add_bid_choices(mobs, self.sheet)
         self.stamp_parts = {**self.stamp_parts, "mob": heartbeat.mob_part(mobs)}
-        return render_to_string("challenges/_mob_scenes.html", {"mobs": mobs, "oob": True})
+        bar = self._bar()
+        bar.replace("mob", map(mob_waiting, mobs))
+        return render_to_string("challenges/_mob_scenes.html", {"mobs": mobs, "oob": True}) + (
+            bar.frame()
+        )
 
     async def mob_updated(self, event: dict) -> None:
         if self.session is None or event.get("session_id") != self.session.pk:
@@ -796,6 +828,9 @@ class PlayConsumer(RollActions, BaseConsumer):
         combats = views.phone_combats(self.character, self.session, self.sheet)
         self.stamp_parts = {**self.stamp_parts, "combat": heartbeat.combats_shown_part(combats)}
         html = render_to_string("challenges/_combat_phone.html", {"combats": combats, "oob": True})
+        bar = self._bar()
+        bar.replace("combat", map(combat_waiting, combats))
+        html += bar.frame()
         spent = focus_spent(combats)
         if spent != self.focus_spent:
             self.focus_spent = spent
@@ -870,7 +905,9 @@ class PlayConsumer(RollActions, BaseConsumer):
             "oob": True,
         }
         self.stamp_parts = {**self.stamp_parts, "fight": heartbeat.mob_part(context["fights"])}
-        return render_to_string("challenges/_fight_phone.html", context)
+        bar = self._bar()
+        bar.replace("fight", map(fight_waiting, context["fights"]))
+        return render_to_string("challenges/_fight_phone.html", context) + bar.frame()
 
     async def fight_updated(self, event: dict) -> None:
         if self.session is None or event.get("session_id") != self.session.pk:
@@ -1009,7 +1046,9 @@ class PlayConsumer(RollActions, BaseConsumer):
         rolls = views.phone_rolls(self.character, self.session, window)
         self._keep_rolls(window, rolls)
         context = {"rolls": rolls, "oob": True, **views.roll_choices()}
-        return render_to_string("challenges/_roll_phone.html", context)
+        bar = self._bar()
+        bar.replace("roll", map(roll_waiting, rolls))
+        return render_to_string("challenges/_roll_phone.html", context) + bar.frame()
 
     @database_sync_to_async
     def _render_roll(self, roll_id: int) -> str | None:
@@ -1045,6 +1084,7 @@ class PlayConsumer(RollActions, BaseConsumer):
             return None  # older than her window: its version before is not known
         listed = [k.pk for k in views.phone_shown(window)]
         cards = {}
+        card = None
         if row.pk in listed:
             (card,) = views.roll_cards([row], self.session, me=self.character.pk, narrator=False)
             cards[row.pk] = render_to_string(
@@ -1056,7 +1096,10 @@ class PlayConsumer(RollActions, BaseConsumer):
         frame, self.rolls_listed = placed
         self.roll_window = window
         self.stamp_parts = {**self.stamp_parts, "roll": (count, total, top)}
-        return frame
+        bar = self._bar()
+        bar.put(f"roll-{row.pk}", card and roll_waiting(card))
+        bar.keep("roll", {f"roll-{pk}" for pk in self.rolls_listed})
+        return frame + bar.frame()
 
     async def roll_updated(self, event: dict) -> None:
         """Only her phones hear it (``services.rolls._save``: the roller's and

@@ -3,7 +3,7 @@ her challenges as cards, the opponents she may challenge) and one changed
 card. Templates: ``challenges/play.html`` and ``play_live.html`` (with
 ``_phone_header.html``, ``_sheet.html``, ``_start.html``, ``_start_bids.html``,
 ``_opponent_chips.html``, ``_live.html``, ``_card.html``, ``_health.html``,
-``_time_out.html``, ``_retest_button.html``) and ``_card_frame.html``; her
+``_time_out.html``, ``_retest_button.html``, ``_waiting_bar.html``) and ``_card_frame.html``; her
 sheet and bid buttons sent with a card (:func:`sheet_oob`)."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from challenges.views.mob import phone_mobs
 from challenges.views.seats import sql_column, sql_table
 from challenges.views.shared import ChallengeView, challenge_view, shared_renders
 from challenges.views.story_combat import ATTACK_KINDS, DAMAGE_TYPES, phone_fights
+from challenges.views.waiting import Waiting, waiting_on_her
 from characters.models import Character, GameSession, Presence
 from characters.services import Sheet, TraitLine, character_sheet, plays_met_challenges
 
@@ -65,7 +66,7 @@ def play_context(
     options = start_options(sheet)
     if "bns_maneuvers" in options:
         options["bns_maneuvers"] = bns_maneuver_choices(options["bns_maneuvers"], combats)
-    return {
+    context = {
         "character": character,
         "session": session,
         "sheet": sheet,
@@ -83,6 +84,38 @@ def play_context(
         "attack_kinds": ATTACK_KINDS,
         "damage_types": DAMAGE_TYPES,
     }
+    context["waits"] = _waits(context)
+    return context
+
+
+def _waits(context: dict) -> list[Waiting]:
+    """What waits on her among the things of a phone's ``context`` (:func:`play_context`)."""
+    return waiting_on_her(
+        challenges=context["challenges"],
+        combats=context["combats"],
+        fights=context["fights"],
+        rolls=context["rolls"],
+        mobs=context["mobs"],
+    )
+
+
+def phone_waits(character: Character, session: GameSession | None, sheet: Sheet) -> list[Waiting]:
+    """What waits on her now (``challenges.views.waiting``), read afresh: for
+    a phone resumed without a render, whose consumer does not know what its
+    bar shows. Her open challenges (one query), and her combats, fights,
+    rolls or mob scenes as her ruleset has them (a few queries each)."""
+    if session is None:
+        return []
+    opened = [challenge_view(c, character) for c in _on_phone(character, session)[0]]
+    met = plays_met_challenges(character, session)
+    rolls = _story_rolls(character, session, sheet)["rolls"]
+    return waiting_on_her(
+        challenges=opened,
+        combats=phone_combats(character, session, sheet),
+        fights=phone_fights(character, session, sheet)["fights"],
+        rolls=rolls,
+        mobs=phone_mobs(character, session, sheet) if met else [],
+    )
 
 
 def _story_rolls(character: Character, session: GameSession | None, sheet: Sheet) -> dict:
