@@ -5,6 +5,7 @@ from django.http import HttpResponse
 from django.urls import include, path
 
 from characters.views import JoinView
+from narrator import pwa
 
 
 def healthz(request):
@@ -16,6 +17,8 @@ def healthz(request):
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("manifest.webmanifest", pwa.manifest, name="manifest"),
+    path("sw.js", pwa.service_worker, name="service_worker"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
