@@ -41,4 +41,5 @@ def test_a_phone_loads_htmx_2_0_10_and_the_ws_extension_from_static(live, phone)
         "vendor/htmx/htmx-2.0.10.min.js": 200,
         "vendor/htmx/ws-2.min.js": 200,
         "narrator/app.js": 200,
+        "narrator/phone.js": 200,
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import struct
 
+import pytest
 from django.contrib.staticfiles import finders
 
 
@@ -34,6 +35,13 @@ def test_the_manifest_names_the_app_and_its_icons_exist_at_their_sizes(client):
         purposes.add(icon.get("purpose", "any"))
     assert {"any", "maskable"} <= purposes
     assert any(icon["sizes"] == "512x512" for icon in manifest["icons"])
+
+
+@pytest.mark.django_db
+def test_every_page_links_the_manifest_and_loads_the_phone_script(client):
+    page = client.get("/accounts/login/").content.decode()
+    assert '<link rel="manifest" href="/manifest.webmanifest">' in page
+    assert "narrator/phone.js" in page
 
 
 def test_the_service_worker_is_served_from_the_root_for_the_whole_site(client):
