@@ -50,7 +50,9 @@
     if (select && select.selectedIndex >= 0) return select.options[select.selectedIndex].text.trim();
     return "";
   }
-  function sayStarted(form, text) {
+  // "Challenge sent to Mara", the name isolated (<bdi>): a name with a
+  // right-to-left override reverses nothing after it.
+  function sayStarted(form, words, name) {
     var said = form.previousElementSibling;
     if (!said || !said.classList.contains("start-sent")) {
       said = document.createElement("p");
@@ -58,8 +60,13 @@
       said.setAttribute("role", "status");
       form.parentNode.insertBefore(said, form);
     }
-    said.textContent = text;
-    said.hidden = !text;
+    said.textContent = words || "";
+    if (name) {
+      var bdi = document.createElement("bdi");
+      bdi.textContent = name;
+      said.appendChild(bdi);
+    }
+    said.hidden = !words;
   }
   function flash(card) {
     card.classList.remove("just-now");
@@ -72,7 +79,7 @@
     var words = STARTS[params.action];
     var form = evt.detail.elt;
     if (!words || !form || !form.querySelector) return;
-    starts.set(params.id, { form: form, words: words + opponentName(form), before: cardIds(), at: Date.now() });
+    starts.set(params.id, { form: form, words: words, name: opponentName(form), before: cardIds(), at: Date.now() });
     sayStarted(form, "");
   });
   document.addEventListener("htmx:wsBeforeMessage", function (evt) {
@@ -83,7 +90,7 @@
     var start = data.id && starts.get(data.id);
     if (!start) return;
     if (data.type === "ack") {
-      sayStarted(start.form, start.words.trim());
+      sayStarted(start.form, start.name ? start.words : start.words.trim(), start.name);
       start.acked = true;
     } else if (data.type === "error") {
       starts.delete(data.id);
