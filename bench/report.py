@@ -34,6 +34,8 @@ class Result:
     # Issue 14: each result's arrival on every dashboard, seconds from the last throw.
     dashboard_latencies: list[float] = field(default_factory=list)
     dashboard_lost: int = 0  # results some dashboard never showed
+    # results a dashboard never showed that had left its list of the newest first
+    dashboard_windowed: int = 0
     cpu_seconds_dashboards: float = 0.0  # worker CPU until every dashboard has every result
     idle_after: float = 0.0  # seconds the worker stayed busy after the last phone result
     pings: int = 0  # heartbeats the row's sockets sent (counted ones in the heartbeat row)

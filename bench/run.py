@@ -498,6 +498,11 @@ async def _scenario(
         notes.append(f"{result.skipped} starts skipped (no idle pair)")
     if result.unplayable:
         notes.append(f"{result.unplayable} pairs left out (a phone never connected)")
+    if result.dashboard_windowed:
+        notes.append(
+            f"{result.dashboard_windowed} results left a dashboard's list of the newest "
+            "before their row was sent"
+        )
     result.note = ", ".join(notes)
     return [result, *_step_rows(result, target)]
 

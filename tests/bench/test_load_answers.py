@@ -4,8 +4,11 @@ the cards that changed while away (``PlayConsumer._replay``)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from bench import load
 from bench.load import FIRST_ANSWER, _answer_kind
 
 STAMP = "<!--v:0123456789abcdef-->"
@@ -35,3 +38,35 @@ def test_a_first_answer_is_told_apart(frame, kind):
 
 def test_a_time_out_banner_later_in_a_frame_is_not_a_first_answer():
     assert FIRST_ANSWER.search('{"type": "ack"} <div id="time-out">') is None
+
+
+def test_the_bench_knows_how_many_results_a_dashboard_lists():
+    from challenges import views
+
+    assert views.DASHBOARD_LIMIT.results == load.DASHBOARD_RESULTS
+
+
+async def test_a_result_never_shown_is_lost_only_while_it_belongs_in_the_dashboards_list():
+    """Ten results; a dashboard never showed the oldest (nine came after it:
+    it had left the list of the eight newest) nor the newest (lost)."""
+    from types import SimpleNamespace
+
+    from bench.report import Result
+
+    loop = asyncio.get_running_loop()
+    seen = []
+    for n in range(10):
+        future = loop.create_future()
+        if n not in (0, 9):
+            future.set_result((n + 0.5, "frame"))
+        seen.append((float(n), [future]))
+    target = SimpleNamespace(dashboard_seen=seen)
+    result = Result("paced", "memory/1w/sqlite", "narrator")
+    waited = load.WAIT
+    load.set_wait(0.05)
+    try:
+        await load.collect_dashboards(target, result)
+    finally:
+        load.set_wait(waited)
+    assert (result.dashboard_lost, result.dashboard_windowed) == (1, 1)
+    assert len(result.dashboard_latencies) == 8

@@ -90,6 +90,9 @@ URLS = {
         "narrate_rule", args=[w["session"].pk, _helen_challenge(w).pk]
     ),
     "this session's history": lambda w: reverse("narrate_history", args=[w["session"].pk]),
+    "find a challenge (htmx)": lambda w: (
+        reverse("narrate_find", args=[w["session"].pk]) + "?q=helen&state=open"
+    ),
     "this session's history (htmx)": lambda w: reverse("narrate_history", args=[w["session"].pk]),
     "this session's history as CSV": lambda w: reverse(
         "narrate_history_download", args=[w["session"].pk, "csv"]
@@ -122,6 +125,8 @@ URLS = {
     ),
     "Helen's printable sheet": lambda w: reverse("story_sheet_print", args=[w["helen"].pk]),
     "healthz": lambda w: reverse("healthz"),
+    "the web app manifest": lambda w: reverse("manifest"),
+    "the service worker": lambda w: reverse("service_worker"),
     "login": lambda w: reverse("login"),
     "join without a token": lambda w: reverse("join"),
     "join with a forged token": lambda w: reverse("join") + "?token=AAAAAQAAAAAAAAAAAAAAAAAAAAAA",
@@ -161,6 +166,7 @@ HTTP_TABLE = {
         name: ("denied", "denied", "ok", "denied", "ok", "login")
         for name in (
             "rule on Helen's challenge (htmx)",
+            "find a challenge (htmx)",
             "this session's history",
             "this session's history (htmx)",
             "this session's history as CSV",
@@ -181,6 +187,9 @@ HTTP_TABLE = {
     "this chronicle's printable sheets": ("denied",) * 5 + ("login",),
     "Helen's printable sheet": ("denied",) * 5 + ("login",),
     "healthz": ok6,
+    # The installable app's files: the same for everyone, and nothing of anyone's.
+    "the web app manifest": ok6,
+    "the service worker": ok6,
     "login": ok6,
     "join without a token": ("denied",) * 6,
     "join with a forged token": ("denied",) * 6,
@@ -241,10 +250,13 @@ def test_the_table_covers_every_named_url():
         "narrate",
         "narrate_character",
         "narrate_rule",
+        "narrate_find",
         "narrate_history",
         "narrate_history_download",
         "play_history",
         "healthz",
+        "manifest",
+        "service_worker",
         "login",
         "join",
         "logout",
