@@ -55,7 +55,9 @@ def test_a_storytelling_phone_shows_its_sheet_of_dots(live, phone):
     expect(sheet.get_by_label("Brawl 2 (Boxing)")).to_have_text("Brawl (Boxing) ••◦◦◦")
     expect(sheet.get_by_label("Contacts 2")).to_contain_text("The docks")
     expect(sheet).to_contain_text("Willpower 5/5")
-    expect(sheet.locator(".health-track .box")).to_have_count(7)
+    # The Health track once, above the sheet (#health), not again inside it.
+    expect(helen.page.locator("#health .health-track .box")).to_have_count(7)
+    expect(sheet.locator(".health-track")).to_have_count(0)
     expect(helen.page.locator("#health")).to_contain_text("Health 5/7")
     expect(helen.page.locator("#start")).to_be_hidden()
     expect(helen.page.get_by_text("Bid a Trait")).to_have_count(0)
