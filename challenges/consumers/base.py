@@ -100,6 +100,8 @@ def frame_bytes(text: str) -> int:
 #: remaining characters and chronicles).
 CLOSE_SIGNED_OUT = 4401
 CLOSE_SEAT_LOST = 4410
+#: At connect: signed in, but what the socket asks for is not hers.
+CLOSE_NOT_ALLOWED = 4403
 
 #: The answer to a move that raised something unexpected (logged with its traceback).
 SERVER_ERROR_MESSAGE = "The server could not do that; a narrator can help. (error logged)"
@@ -372,7 +374,7 @@ class BaseConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_SIGNED_OUT)
             return None
         if found is None:
-            await self.close(code=4403)
+            await self.close(code=CLOSE_NOT_ALLOWED)
             return None
         return found
 

@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 
 from challenges import heartbeat, services, views
 from challenges.consumers.base import (
+    CLOSE_NOT_ALLOWED,
     BadMessage,
     BaseConsumer,
     RollActions,
@@ -569,7 +570,7 @@ class PlayConsumer(RollActions, BaseConsumer):
         try:
             await database_sync_to_async(self.character.refresh_from_db)()
         except type(self.character).DoesNotExist:
-            await self.close(code=4403)
+            await self.close(code=CLOSE_NOT_ALLOWED)
             return
         await self.send_view()
 

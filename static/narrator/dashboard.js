@@ -107,8 +107,8 @@
   // challenge (a reason, then a confirming button); the form (ws-send) needs a
   // reason; the dialog closes when the server answers.
   var dialogs = [
-    { dialog: $("void-dialog"), trigger: "[data-void]", id: "void", name: "voidName", label: "[data-void-name]" },
-    { dialog: $("force-dialog"), trigger: "[data-force-retest]", id: "forceRetest", name: "forceName", label: "[data-force-name]" },
+    { dialog: $("void-dialog"), trigger: "[data-void]", id: "void", label: "[data-void-name]" },
+    { dialog: $("force-dialog"), trigger: "[data-force-retest]", id: "forceRetest", label: "[data-force-name]" },
   ].filter(function (d) { return d.dialog; });
   dialogs.forEach(function (d) {
     d.form = d.dialog.querySelector("form[ws-send]");
@@ -138,7 +138,7 @@
       if (!button) continue;
       d.form.reset();
       d.form.elements.challenge.value = button.dataset[d.id];
-      d.dialog.querySelector(d.label).textContent = button.dataset[d.name] || rowName(button);
+      d.dialog.querySelector(d.label).textContent = rowName(button);
       d.form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
       d.dialog.showModal();
       d.form.elements.reason.focus();
