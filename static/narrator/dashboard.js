@@ -336,8 +336,10 @@
   // --- Needs a narrator ------------------------------------------------------
   // What waits on a narrator, gathered from what the page shows live (its
   // rows, roster and mob scenes: the server keeps them current), every second
-  // and after every swap: calls for a narrator (the oldest first), challenges
-  // waiting on someone longer than LONG_WAIT_SECONDS (the longest first),
+  // and after every swap, redrawn only when an entry comes, goes or changes
+  // its words (its waiting time ticks by itself): calls for a narrator (the
+  // oldest first), challenges waiting on someone longer than
+  // LONG_WAIT_SECONDS (the longest first),
   // health clocks with less than CLOCK_SOON_SECONDS left, Mortally Wounded
   // characters, mob scenes waiting for the narrator to close the choosing.
   // Each entry is one tap from its action: a challenge's "Rule…", a
@@ -367,16 +369,16 @@
       var call = row.querySelector(".call > span");
       var at = parseFloat(row.dataset.calledAt || row.dataset.since || now);
       needs.push({ key: "call-" + row.id, order: [0, at], target: row.id, act: "rule",
-        text: (call ? call.textContent.trim() : "Narrator called") + " · " + rowLabel(row) +
-          " · " + clockText(now - at) + " ago" });
+        text: (call ? call.textContent.trim() : "Narrator called") + " · " + rowLabel(row) + " · ",
+        since: at, after: " ago" });
     });
     document.querySelectorAll("#open-challenges > article[data-since]").forEach(function (row) {
       var waited = now - parseFloat(row.dataset.since);
       if (waited < LONG_WAIT_SECONDS) return;
       var stage = row.querySelector(".stage-text");
       needs.push({ key: "wait-" + row.id, order: [1, -waited], target: row.id, act: "rule",
-        text: rowLabel(row) + " · " + (stage ? stage.textContent.trim() : "waiting") +
-          " · " + clockText(waited) });
+        text: rowLabel(row) + " · " + (stage ? stage.textContent.trim() : "waiting") + " · ",
+        since: parseFloat(row.dataset.since), after: "" });
     });
     document.querySelectorAll("#roster > li").forEach(function (li) {
       var clock = li.querySelector("time.countdown[data-remaining]");
@@ -416,6 +418,16 @@
       button.type = "button";
       button.className = "secondary need need-" + need.key.split("-")[0];
       button.textContent = need.text;
+      if (need.since !== undefined) {
+        // app.js's ticker keeps every time.since[data-since] current: the
+        // entry is not redrawn each second (a button keeps its focus).
+        var since = document.createElement("time");
+        since.className = "since";
+        since.dataset.since = String(need.since);
+        since.textContent = clockText(Date.now() / 1000 - need.since);
+        button.appendChild(since);
+        button.appendChild(document.createTextNode(need.after));
+      }
       button.dataset.needAct = need.act;
       if (need.target) button.dataset.needTarget = need.target;
       if (need.mob) button.dataset.needMob = need.mob;
