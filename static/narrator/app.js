@@ -217,9 +217,11 @@
       if (now - entry.at >= SLOW_MS && (!slowest || entry.at < slowest.at)) slowest = entry;
     });
     if (slowest) {
-      var seconds = Math.round((now - slowest.at) / 1000);
-      notify(actionWords(slowest) + " is not confirmed yet: no answer from the server for " +
-        seconds + " s. It is sent again as soon as the connection allows; nothing is done twice.", "slow");
+      // Said once per action (the notice is an alert: a screen reader reads
+      // each change aloud), not rewritten every second.
+      var text = actionWords(slowest) + " is not confirmed yet: the server has not answered. " +
+        "It is sent again as soon as the connection allows; nothing is done twice.";
+      if (el.dataset.sticky !== "slow" || el.textContent !== text || el.hidden) notify(text, "slow");
     } else if (el.dataset.sticky === "slow") {
       notify("");
     }
